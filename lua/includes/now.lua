@@ -1,0 +1,22 @@
+-- includes/now.lua: the clock every script uses.
+-- Redis before 5 needs effects replication before a script may read TIME and then write;
+-- from 5 on this is the default and the call is a harmless no-op.
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+
+-- now_us(arg): the caller's time in microseconds when given (tests, simulations, client clock),
+-- else Redis TIME, so app servers with skewed clocks still agree.
+local function now_us(arg)
+  if arg ~= nil and arg ~= '' then return tonumber(arg) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- now_ms(arg): the same in whole milliseconds.
+local function now_ms(arg)
+  if arg ~= nil and arg ~= '' then return tonumber(arg) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Integer formatting that never falls into %.14g exponent notation for large values.
+local function int(x) return string.format('%.0f', x) end

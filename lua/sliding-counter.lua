@@ -1,0 +1,78 @@
+-- sliding-counter.lua: sliding window counter (weighted previous window), one atomic decision.
+-- KEYS[1]  state: string "<window index>:<count in that window>:<count in the window before>"
+-- ARGV[1]  now in ms since the epoch, or '' to read Redis TIME
+-- ARGV[2]  limit (integer, units per window)
+-- ARGV[3]  window length in ms (integer)
+-- ARGV[4]  cost (integer >= 1)
+-- ARGV[5]  1 = record, 0 = peek (decide, change nothing)
+-- ARGV[6]  rounding of the weighted estimate: 'floor' (lenient, the default) or 'ceil' (strict)
+-- returns {allowed 0|1, remaining, retryAfterMs, resetAtMs}
+-- estimate = current + previous * (window - position) / window, rounded; allowed while
+-- estimate + cost <= limit. All arithmetic is on integers (limit * window < 2^53 is checked by the caller).
+-- @include now
+
+local now = now_ms(ARGV[1])
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local record = ARGV[5] == '1'
+local ceil_mode = ARGV[6] == 'ceil'
+
+-- Exact integer quotients: float division can land one off near huge values.
+local function idiv(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+local function weighted(prev, elapsed_in_window)
+  local w = prev * (window - elapsed_in_window)
+  if ceil_mode then return idiv(w + window - 1, window) end
+  return idiv(w, window)
+end
+-- Smallest position p in [0, window] with weighted(prev, p) <= m, for m >= 0 (window = never in this window).
+local function first_position(prev, m)
+  if prev == 0 then return 0 end
+  local bound = ceil_mode and m * window or (m + 1) * window - 1
+  return math.max(0, window - idiv(bound, prev))
+end
+
+local index = math.floor(now / window)
+local start = index * window
+local position = now - start
+local current, previous = 0, 0
+local state = redis.call('GET', KEYS[1])
+if state then
+  local a, b, c = string.match(state, '^(%d+):(%d+):(%d+)$')
+  a = tonumber(a)
+  if a == index then
+    current, previous = tonumber(b), tonumber(c)
+  elseif a == index - 1 then
+    previous = tonumber(b)
+  end
+end
+
+local estimate = current + weighted(previous, position)
+local allowed = estimate + cost <= limit
+if allowed and record then
+  current = current + cost
+  estimate = estimate + cost
+  redis.call('SET', KEYS[1], int(index) .. ':' .. int(current) .. ':' .. int(previous), 'PX', start + 2 * window - now)
+end
+
+local reset_at = now
+if current > 0 then reset_at = start + 2 * window elseif previous > 0 then reset_at = start + window end
+if allowed then return {1, math.max(0, limit - estimate), 0, reset_at} end
+
+-- Refused: the first instant at which the estimate leaves room for `cost`, if nothing else arrives.
+local at
+local m = limit - cost - current
+if m >= 0 then
+  local p = first_position(previous, m)
+  if p < window then at = start + p end
+end
+if not at then
+  -- Next window: this window's count becomes the weighted one and decays.
+  local p = first_position(current, limit - cost)
+  at = start + window + math.min(p, window)
+end
+return {0, math.max(0, limit - estimate), at - now, reset_at}

@@ -1,0 +1,18 @@
+// Fixed window counter: the policy schema and how a call becomes a lua/fixed-window.lua call.
+import { z } from 'zod';
+import type { AlgorithmSpec } from './algorithm.js';
+import { policyBaseShape, positiveInt } from './policy-base.js';
+
+/** `limit` units per window of `windowMs`; windows are aligned to the epoch. Cheap; up to 2x at a boundary. */
+export const fixedWindowPolicy = z
+  .object({ algorithm: z.literal('fixed-window'), limit: positiveInt, windowMs: positiveInt, ...policyBaseShape })
+  .strict();
+export type FixedWindowPolicy = z.infer<typeof fixedWindowPolicy>;
+
+export const fixedWindow: AlgorithmSpec<FixedWindowPolicy> = {
+  script: 'fixed-window',
+  suffix: 'fw',
+  unit: 'ms',
+  limit: (p) => p.limit,
+  args: (p, cost, record) => [p.limit, p.windowMs, cost, record ? 1 : 0],
+};

@@ -1,0 +1,31 @@
+// Leaky bucket as a meter (GCRA): the policy schema and how a call becomes a lua/gcra.lua call.
+import { z } from 'zod';
+import type { AlgorithmSpec } from './algorithm.js';
+import { nonNegativeInt, policyBaseShape } from './policy-base.js';
+import { refillIntervalUs } from './token-bucket.js';
+
+/**
+ * Calls conform to a steady `ratePerSecond`, with up to `burst` extra calls allowed back to back
+ * (burst 0 = perfectly spaced). One timestamp per key. `limit` is reported as burst + 1.
+ */
+export const leakyBucketPolicy = z
+  .object({
+    algorithm: z.literal('leaky-bucket'),
+    ratePerSecond: z.number().positive().max(1e6),
+    burst: nonNegativeInt,
+    ...policyBaseShape,
+  })
+  .strict()
+  .refine((p) => (p.burst + 1) * refillIntervalUs(p.ratePerSecond) <= 2 ** 52, {
+    path: ['burst'],
+    message: '(burst + 1) / ratePerSecond must stay below 2^52 µs so the schedule is exact',
+  });
+export type LeakyBucketPolicy = z.infer<typeof leakyBucketPolicy>;
+
+export const gcra: AlgorithmSpec<LeakyBucketPolicy> = {
+  script: 'gcra',
+  suffix: 'lb',
+  unit: 'us',
+  limit: (p) => p.burst + 1,
+  args: (p, cost, record) => [refillIntervalUs(p.ratePerSecond), p.burst, cost, record ? 1 : 0],
+};

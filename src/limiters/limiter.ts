@@ -1,0 +1,171 @@
+// The decision limiter façade: validates a call, turns it into one script call on one key, and
+// applies the policy's deadline and fail mode. It owns no storage logic: that is in lua/.
+import { createHash } from 'node:crypto';
+import { SluiceError, isSluiceError } from '../errors.js';
+import { timeArg, type Clock, type ClockSource } from '../redis/clock.js';
+import { whenReady, type RedisClient } from '../redis/connection.js';
+import { withDeadline } from '../redis/deadline.js';
+import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
+import type { ScriptRegistry } from '../redis/scripts.js';
+import type { AlgorithmSpec } from './algorithm.js';
+import { newLeaseId } from './concurrency.js';
+import { decisionFromReply, type Decision, type DecisionOptions } from './decision.js';
+import { parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from './policy.js';
+
+/** How a decision ended, for metrics. */
+export type DecisionOutcome = 'allowed' | 'refused' | 'fail-open' | 'fail-closed';
+
+/** Told about every decision (metrics, logs). Must not throw and must be cheap. */
+export interface DecisionObserver {
+  onDecision(event: { policy: string; algorithm: Algorithm; outcome: DecisionOutcome; latencyMs: number; error?: unknown }): void;
+}
+
+/** What a Limiter needs from the sluice instance that made it. */
+export interface LimiterContext {
+  client: RedisClient;
+  scripts: ScriptRegistry;
+  keys: KeyBuilder;
+  clockSource: ClockSource;
+  clock: Clock;
+  observer?: DecisionObserver | undefined;
+  isClosed(): boolean;
+}
+
+/** Options of limit/peek: cost and time, and whether the key is a secret to be hashed. */
+export type LimitCallOptions = DecisionOptions & IdentityOptions;
+
+/** While Redis is unavailable a fail-closed decision asks the caller to come back after this long. */
+export const FAIL_CLOSED_RETRY_MS = 1_000;
+
+export class Limiter {
+  readonly policy: Policy;
+  /** The key namespace: the policy's name, or the algorithm and a hash of its parameters. */
+  readonly namespace: string;
+  private readonly spec: AlgorithmSpec<Policy>;
+  private readonly limitValue: number;
+
+  constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy) {
+    this.policy = parsePolicy(policy);
+    this.spec = specOf(this.policy);
+    this.limitValue = this.spec.limit(this.policy);
+    this.namespace = this.policy.name ?? defaultNamespace(this.policy, this.spec.suffix);
+  }
+
+  /** Decides and, when allowed, charges `cost` (default 1) to `key`. Refusal is a result, not an error. */
+  limit(key: string, options: LimitCallOptions = {}): Promise<Decision> {
+    return this.decide(key, options, true);
+  }
+
+  /** Decides without charging: the state of `key` as a call of `cost` would see it now. */
+  peek(key: string, options: LimitCallOptions = {}): Promise<Decision> {
+    return this.decide(key, options, false);
+  }
+
+  /** Forgets all state of `key` (it is back to full capacity). */
+  async reset(key: string, options: IdentityOptions = {}): Promise<void> {
+    const k = this.keyOf(key, options);
+    await this.call('reset', () => this.ctx.client.del(k));
+  }
+
+  /** Concurrency only: gives a lease back. Resolves false when it was already released or expired. */
+  async release(key: string, leaseId: string, options: IdentityOptions = {}): Promise<boolean> {
+    this.requireConcurrency('release');
+    const k = this.keyOf(key, options);
+    const n = await this.call('release', () => this.ctx.scripts.run('concurrency-release', [k], [leaseId]));
+    return Number(n) > 0;
+  }
+
+  /** Concurrency only: keeps a live lease for another `leaseMs` from now. False when it is already gone. */
+  async extend(key: string, leaseId: string, options: LimitCallOptions = {}): Promise<boolean> {
+    this.requireConcurrency('extend');
+    const k = this.keyOf(key, options);
+    const leaseMs = (this.policy as Extract<Policy, { algorithm: 'concurrency' }>).leaseMs;
+    const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, 'ms');
+    const n = await this.call('extend', () => this.ctx.scripts.run('concurrency-extend', [k], [now, leaseMs, leaseId]));
+    return Number(n) > 0;
+  }
+
+  /** The Redis key holding `key`'s state (for operators and tests). */
+  keyOf(key: string, options: IdentityOptions = {}): string {
+    return this.ctx.keys.limiter(this.namespace, this.ctx.keys.identity(key, options), this.spec.suffix);
+  }
+
+  private async decide(key: string, options: LimitCallOptions, record: boolean): Promise<Decision> {
+    if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
+    const cost = this.checkCost(options.cost);
+    const k = this.keyOf(key, options);
+    const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
+    const leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
+    const args = [now, ...this.spec.args(this.policy, cost, record, leaseId)];
+    const started = performance.now();
+    try {
+      const reply = await this.call('decision', () => this.ctx.scripts.run(this.spec.script, [k], args));
+      const decision = decisionFromReply(reply, this.limitValue, this.spec.unit);
+      if (leaseId && decision.allowed) decision.leaseId = leaseId;
+      this.observe(decision.allowed ? 'allowed' : 'refused', started);
+      return decision;
+    } catch (error) {
+      if (isSluiceError(error) && error.code !== 'SLUICE_ERR_REDIS_UNAVAILABLE') throw error;
+      return this.failDecision(error, options.nowMs, started);
+    }
+  }
+
+  /** Runs one Redis call within the policy's deadline, waiting for a connection only inside it. */
+  private call<T>(what: string, work: () => Promise<T>): Promise<T> {
+    const { client } = this.ctx;
+    const timeoutMs = this.policy.timeoutMs;
+    if (client.status === 'ready') return withDeadline(work, timeoutMs, what);
+    return withDeadline(() => whenReady(client, timeoutMs).then(work), timeoutMs, what);
+  }
+
+  /** Redis could not decide: the policy's fail mode does, and the result says so. */
+  private failDecision(error: unknown, nowMs: number | undefined, started: number): Decision {
+    const open = this.policy.failMode === 'open';
+    this.observe(open ? 'fail-open' : 'fail-closed', started, error);
+    return {
+      allowed: open,
+      limit: this.limitValue,
+      remaining: 0,
+      retryAfterMs: open ? 0 : FAIL_CLOSED_RETRY_MS,
+      resetAtMs: nowMs ?? this.ctx.clock.nowMs(),
+      failure: open ? 'fail-open' : 'fail-closed',
+    };
+  }
+
+  private observe(outcome: DecisionOutcome, started: number, error?: unknown): void {
+    this.ctx.observer?.onDecision({
+      policy: this.namespace,
+      algorithm: this.policy.algorithm,
+      outcome,
+      latencyMs: performance.now() - started,
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+
+  private checkCost(cost: number | undefined): number {
+    if (cost === undefined) return 1;
+    if (!Number.isInteger(cost) || cost < 1) {
+      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: must be an integer >= 1 (got ${String(cost)})`);
+    }
+    if (cost > this.limitValue) {
+      throw new SluiceError(
+        'SLUICE_ERR_INVALID_COST',
+        `cost: ${cost} is larger than the policy's limit ${this.limitValue}; such a call could never be allowed`,
+      );
+    }
+    return cost;
+  }
+
+  private requireConcurrency(what: string): void {
+    if (this.policy.algorithm !== 'concurrency') {
+      throw new SluiceError('SLUICE_ERR_WRONG_ALGORITHM', `${what}() is for concurrency limiters; this one is '${this.policy.algorithm}'`);
+    }
+  }
+}
+
+/** `<suffix>-<8 hex of the algorithm parameters>`: two different policies never share keys by accident. */
+function defaultNamespace(policy: Policy, suffix: string): string {
+  const { name: _n, failMode: _f, timeoutMs: _t, ...params } = policy;
+  const canonical = JSON.stringify(Object.entries(params).sort(([a], [b]) => a.localeCompare(b)));
+  return `${suffix}-${createHash('sha1').update(canonical).digest('hex').slice(0, 8)}`;
+}

@@ -1,0 +1,78 @@
+// Redis connections for the decision hot path: ioredis Redis or Cluster with defaults that keep a
+// decision from hanging while Redis is down and from being silently sent twice after a reconnect.
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { SluiceError } from '../errors.js';
+
+/** A connected ioredis client: one node or a cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** What createSluice accepts as `redis`: a client you own, a URL, or cluster seed nodes. */
+export type RedisTarget = RedisClient | string | { url: string } | { cluster: ClusterNode[] };
+
+/**
+ * Options for a client on the decision hot path.
+ * - no offline queue: while disconnected a call fails at once (and the policy's fail mode decides)
+ *   instead of waiting in memory and running minutes later;
+ * - maxRetriesPerRequest 0 + no auto-resend: a script in flight when the socket drops is rejected,
+ *   never re-run after reconnect, because re-running a decision would charge the caller twice;
+ * - commandTimeout: a safety net behind each policy's own (shorter) deadline;
+ * - retryStrategy: reconnect quickly and forever, so decisions resume with no manual step.
+ */
+export const HOT_PATH_OPTIONS = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  commandTimeout: 2_000,
+  connectTimeout: 2_000,
+  enableAutoPipelining: true,
+  retryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
+} satisfies RedisOptions;
+
+/** Builds a hot-path client from a URL or cluster seeds; returns a caller's client unchanged. */
+export function createRedisClient(target: RedisTarget, overrides: RedisOptions = {}): { client: RedisClient; owned: boolean } {
+  if (target instanceof Redis || target instanceof Cluster) return { client: target, owned: false };
+  if (typeof target === 'string' || 'url' in target) {
+    const url = typeof target === 'string' ? target : target.url;
+    if (!/^rediss?:\/\//.test(url)) {
+      throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: expected a redis:// or rediss:// URL, got '${url}'`);
+    }
+    return { client: new Redis(url, { ...HOT_PATH_OPTIONS, ...overrides }), owned: true };
+  }
+  const clusterOptions: ClusterOptions = {
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    clusterRetryStrategy: HOT_PATH_OPTIONS.retryStrategy,
+    redisOptions: { ...HOT_PATH_OPTIONS, ...overrides },
+  };
+  return { client: new Cluster(target.cluster, clusterOptions), owned: true };
+}
+
+/** Options BullMQ needs for its own connections (blocking commands must never time out or give up). */
+export function bullConnectionOptions(client: RedisClient): RedisOptions {
+  const base = client instanceof Cluster ? (client.options.redisOptions ?? {}) : client.options;
+  return { ...base, maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined, enableAutoPipelining: false };
+}
+
+/**
+ * Resolves once the client is ready, or rejects with SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs`.
+ * Checked before every decision so that nothing ever sits in an offline queue.
+ */
+export function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  // Known to be down (between reconnect attempts, or closed): fail now rather than at the deadline.
+  if (client.status === 'end' || client.status === 'close' || client.status === 'reconnecting') {
+    return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis is unavailable (status ${client.status})`));
+  }
+  if (client.status === 'wait') client.connect().catch(() => undefined);
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
+    }, timeoutMs);
+    client.once('ready', onReady);
+  });
+}
