@@ -2,6 +2,7 @@
 -- KEYS[1]  state: sorted set of lease members scored by expiry (see concurrency-acquire.lua)
 -- ARGV[1]  lease id
 -- returns the number of units released (0: unknown, already released or expired and swept)
+-- @include now
 -- @include batch
 -- @include lease
 

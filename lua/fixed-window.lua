@@ -33,6 +33,6 @@ if count + cost > limit then
 end
 if record then
   count = count + cost
-  redis.call('SET', KEYS[1], int(index) .. ':' .. int(count), 'PX', reset_at - now)
+  redis.call('SET', KEYS[1], int(index) .. ':' .. int(count), 'PX', ttl(reset_at - now))
 end
 return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}

@@ -25,6 +25,6 @@ if now < allow_at then
 end
 if record then
   tat = new_tat
-  redis.call('SET', KEYS[1], int(tat), 'PX', math.ceil((tat - now) / 1000))
+  redis.call('SET', KEYS[1], int(tat), 'PX', ttl((tat - now) / 1000))
 end
 return {1, math.max(0, math.floor((tolerance + interval - (tat - now)) / interval)), 0, tat}

@@ -56,7 +56,7 @@ local allowed = estimate + cost <= limit
 if allowed and record then
   current = current + cost
   estimate = estimate + cost
-  redis.call('SET', KEYS[1], int(index) .. ':' .. int(current) .. ':' .. int(previous), 'PX', start + 2 * window - now)
+  redis.call('SET', KEYS[1], int(index) .. ':' .. int(current) .. ':' .. int(previous), 'PX', ttl(start + 2 * window - now))
 end
 
 local reset_at = now

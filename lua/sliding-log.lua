@@ -33,7 +33,7 @@ if record and (allowed or record_refused) then
   local members = {}
   for i = 1, cost do members[i] = prefix .. int(count + i) end
   batched('ZADD', key, now, members)
-  redis.call('PEXPIRE', key, window)
+  redis.call('PEXPIRE', key, ttl(window))
   count = count + cost
 end
 

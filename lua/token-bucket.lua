@@ -30,6 +30,6 @@ if level < need then
 end
 if record then
   level = level - need
-  redis.call('SET', KEYS[1], int(level) .. ':' .. int(now), 'PX', math.ceil((full - level) / 1000))
+  redis.call('SET', KEYS[1], int(level) .. ':' .. int(now), 'PX', ttl((full - level) / 1000))
 end
 return {1, math.floor(level / interval), 0, now + full - level}

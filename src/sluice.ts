@@ -38,6 +38,8 @@ export interface Sluice {
 export function createSluice(options: SluiceOptions): Sluice {
   const keys = new KeyBuilder(options.prefix ?? 'sluice', options.hashSecret);
   const { client, owned } = createRedisClient(options.redis, options.redisOptions);
+  // ioredis re-emits every failed (re)connect as 'error'; for a client we own, they are counted, not thrown.
+  if (owned) client.on('error', (error: Error) => options.observer?.onRedisError?.(error));
   const scripts = new ScriptRegistry(client);
   let closed = false;
   const context = {

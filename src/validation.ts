@@ -10,11 +10,17 @@ export interface Issue {
 
 /** Flattens a ZodError into issues with dotted paths (`rules.0.rate_limit.unit`). */
 export function issuesOf(error: z.ZodError): Issue[] {
-  return error.issues.map((i) => ({
-    path: i.path.length ? i.path.map(String).join('.') : '(root)',
-    message: i.message,
-    code: i.code,
-  }));
+  return error.issues.flatMap((i): Issue[] => {
+    // An unknown field is reported at the object; name the field itself, one issue each.
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((k) => ({ path: joinPath([...i.path, k]), message: 'unknown field', code: i.code }));
+    }
+    return [{ path: joinPath(i.path), message: i.message, code: i.code }];
+  });
+}
+
+function joinPath(path: readonly PropertyKey[]): string {
+  return path.length ? path.map(String).join('.') : '(root)';
 }
 
 /** "field: message; other.field: message" — for error messages. */

@@ -11,6 +11,6 @@ end
 
 -- Keeps the key alive at least until its latest lease expires.
 local function keep_alive(key, ttl_ms)
-  if redis.call('PTTL', key) < ttl_ms then redis.call('PEXPIRE', key, ttl_ms) end
+  if redis.call('PTTL', key) < ttl_ms then redis.call('PEXPIRE', key, ttl(ttl_ms)) end
 end
 

@@ -20,3 +20,8 @@ end
 
 -- Integer formatting that never falls into %.14g exponent notation for large values.
 local function int(x) return string.format('%.0f', x) end
+
+-- TTL in ms for state that matters for `ms` more: one extra second, so state never vanishes early
+-- when the caller's clock (injected time, the client clock source) runs apart from Redis's.
+-- Every value carries its own time, so state that lives a little longer is never misread.
+local function ttl(ms) return math.ceil(ms) + 1000 end

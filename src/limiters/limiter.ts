@@ -18,6 +18,8 @@ export type DecisionOutcome = 'allowed' | 'refused' | 'fail-open' | 'fail-closed
 /** Told about every decision (metrics, logs). Must not throw and must be cheap. */
 export interface DecisionObserver {
   onDecision(event: { policy: string; algorithm: Algorithm; outcome: DecisionOutcome; latencyMs: number; error?: unknown }): void;
+  /** A connection-level error of a client sluice owns (refused connection, reset, ...). */
+  onRedisError?(error: Error): void;
 }
 
 /** What a Limiter needs from the sluice instance that made it. */
@@ -42,12 +44,13 @@ export class Limiter {
   /** The key namespace: the policy's name, or the algorithm and a hash of its parameters. */
   readonly namespace: string;
   private readonly spec: AlgorithmSpec<Policy>;
-  private readonly limitValue: number;
+  /** The policy's size (`limit` in every decision) and the largest cost one call may have. */
+  readonly maxCost: number;
 
   constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy) {
     this.policy = parsePolicy(policy);
     this.spec = specOf(this.policy);
-    this.limitValue = this.spec.limit(this.policy);
+    this.maxCost = this.spec.limit(this.policy);
     this.namespace = this.policy.name ?? defaultNamespace(this.policy, this.spec.suffix);
   }
 
@@ -100,7 +103,7 @@ export class Limiter {
     const started = performance.now();
     try {
       const reply = await this.call('decision', () => this.ctx.scripts.run(this.spec.script, [k], args));
-      const decision = decisionFromReply(reply, this.limitValue, this.spec.unit);
+      const decision = decisionFromReply(reply, this.maxCost, this.spec.unit);
       if (leaseId && decision.allowed) decision.leaseId = leaseId;
       this.observe(decision.allowed ? 'allowed' : 'refused', started);
       return decision;
@@ -124,7 +127,7 @@ export class Limiter {
     this.observe(open ? 'fail-open' : 'fail-closed', started, error);
     return {
       allowed: open,
-      limit: this.limitValue,
+      limit: this.maxCost,
       remaining: 0,
       retryAfterMs: open ? 0 : FAIL_CLOSED_RETRY_MS,
       resetAtMs: nowMs ?? this.ctx.clock.nowMs(),
@@ -147,10 +150,10 @@ export class Limiter {
     if (!Number.isInteger(cost) || cost < 1) {
       throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: must be an integer >= 1 (got ${String(cost)})`);
     }
-    if (cost > this.limitValue) {
+    if (cost > this.maxCost) {
       throw new SluiceError(
         'SLUICE_ERR_INVALID_COST',
-        `cost: ${cost} is larger than the policy's limit ${this.limitValue}; such a call could never be allowed`,
+        `cost: ${cost} is larger than the policy's limit ${this.maxCost}; such a call could never be allowed`,
       );
     }
     return cost;

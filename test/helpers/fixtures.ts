@@ -1,34 +1,62 @@
-// Test fixtures: a sluice instance on a private redis-server, with a unique key prefix per test file.
+// Test fixtures: a sluice instance on a private redis-server (single node or a 3-master cluster),
+// with a unique key prefix, so tests clean only what they made.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { createSluice, type Sluice, type SluiceOptions } from '../../src/index.js';
-import { startRedis, type RedisServer } from './redis-server.js';
+import { Cluster, Redis } from 'ioredis';
+import { createSluice, type RedisTarget, type Sluice, type SluiceOptions } from '../../src/index.js';
+import { startCluster, startRedis, type RedisServer } from './redis-server.js';
 
-/** A prefix nobody else uses: tests clean only what they made. */
+/** A prefix nobody else uses. */
 export function uniquePrefix(tag = 't'): string {
   return `${tag}${randomBytes(4).toString('hex')}`;
 }
 
-export interface SingleNode {
-  server: RedisServer;
-  sluice: Sluice;
+export type Topology = 'single' | 'cluster';
+export const TOPOLOGIES: Topology[] = ['single', 'cluster'];
+
+export interface Backend {
+  topology: Topology;
+  /** What createSluice takes (also passed to child processes as JSON). */
+  target: string | { cluster: { host: string; port: number }[] };
+  /** The server, when single: tests that stop and restart Redis use it. */
+  server?: RedisServer;
   /** A plain client for inspecting state. */
-  raw: Redis;
+  raw: Redis | Cluster;
+  sluice(options?: Partial<SluiceOptions>): Sluice;
   dispose(): Promise<void>;
 }
 
-export async function singleNode(options: Partial<SluiceOptions> = {}): Promise<SingleNode> {
-  const server = await startRedis();
-  const sluice = createSluice({ redis: server.url, prefix: uniquePrefix(), ...options });
-  const raw = new Redis(server.port, '127.0.0.1');
+/** Starts a private Redis of the given topology; every sluice made from it is closed on dispose. */
+export async function startBackend(topology: Topology = 'single'): Promise<Backend> {
+  const made: Sluice[] = [];
+  let target: Backend['target'];
+  let raw: Redis | Cluster;
+  let stop: () => Promise<void>;
+  let server: RedisServer | undefined;
+  if (topology === 'single') {
+    server = await startRedis();
+    target = server.url;
+    raw = new Redis(server.port, '127.0.0.1');
+    stop = () => server!.dispose();
+  } else {
+    const cluster = await startCluster();
+    target = { cluster: cluster.nodes };
+    raw = new Cluster(cluster.nodes);
+    stop = () => cluster.dispose();
+  }
   return {
-    server,
-    sluice,
+    topology,
+    target,
+    ...(server ? { server } : {}),
     raw,
+    sluice(options = {}) {
+      const s = createSluice({ redis: target as RedisTarget, prefix: uniquePrefix(), ...options });
+      made.push(s);
+      return s;
+    },
     async dispose() {
-      await sluice.close();
+      await Promise.all(made.map((s) => s.close()));
       raw.disconnect();
-      await server.dispose();
+      await stop();
     },
   };
 }
