@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: the suites start their own Redis servers and worker processes.
     maxWorkers: 2,
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
