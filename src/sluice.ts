@@ -1,12 +1,23 @@
 // createSluice: the façade a user holds. It wires one Redis client, the script registry, the key
-// builder and the clock, and hands out limiters (and, later, throttles and workers) that share them.
-import type { RedisOptions } from 'ioredis';
+// builder and the clock, and hands out limiters, throttles and workers that share them.
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { SluiceError } from './errors.js';
 import { systemClock, type Clock, type ClockSource } from './redis/clock.js';
 import { createRedisClient, type RedisClient, type RedisTarget } from './redis/connection.js';
-import { KeyBuilder } from './redis/keys.js';
+import { KeyBuilder, assertName } from './redis/keys.js';
 import { ScriptRegistry } from './redis/scripts.js';
 import { Limiter, type DecisionObserver } from './limiters/limiter.js';
 import type { Policy, PolicyInput } from './limiters/policy.js';
+import { bullClientFor } from './throttle/bull.js';
+import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
+import type { ThrottleContext } from './throttle/context.js';
+import type { ThrottleObserver } from './throttle/observer.js';
+import { Throttle } from './throttle/throttle.js';
+import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
+import { ThrottleKeys } from './throttle/keys.js';
+
+/** Told about decisions, submits, starts and Redis errors: the metrics module plugs in here. */
+export type SluiceObserver = DecisionObserver & ThrottleObserver;
 
 export interface SluiceOptions {
   /** An ioredis Redis or Cluster you own (sluice never closes it), a redis:// URL, or `{ cluster: [...] }`. */
@@ -19,45 +30,104 @@ export interface SluiceOptions {
   clockImpl?: Clock;
   /** HMAC secret for identity hashes (recommended when identities are low-entropy, such as emails). */
   hashSecret?: string;
-  /** Told about every decision: the metrics module plugs in here. */
-  observer?: DecisionObserver;
+  observer?: SluiceObserver;
   /** Extra ioredis options for connections sluice creates itself. */
   redisOptions?: RedisOptions;
+}
+
+export interface WorkerOptions<P = unknown> extends ThrottleWorkerOptions {
+  /** The throttle's configuration, when this process did not call sluice.throttle(name, ...) (default: read the published one). */
+  config?: ThrottleConfigInput;
+  /** Only for typing the payload. */
+  payload?: P;
 }
 
 export interface Sluice {
   /** A decision limiter for `policy` (validated by zod; throws SLUICE_ERR_INVALID_POLICY naming the field). */
   limiter(policy: PolicyInput | Policy): Limiter;
-  /** The Redis client decisions run on. */
+  /** The queue-backed leaky-bucket throttle `name`: per-key bounded lanes drained at a fixed rate. */
+  throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
+  /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
+  worker<P = unknown, R = unknown>(name: string, handler: JobHandler<P, R>, options?: WorkerOptions<P>): ThrottleWorker;
+  /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
-  /** Closes what this instance opened (a client you passed in stays open). */
+  /** Closes workers (after their jobs finish), queues and what this instance opened (a client you passed in stays open). */
   close(): Promise<void>;
 }
 
 export function createSluice(options: SluiceOptions): Sluice {
   const keys = new KeyBuilder(options.prefix ?? 'sluice', options.hashSecret);
   const { client, owned } = createRedisClient(options.redis, options.redisOptions);
+  const observer = options.observer;
   // ioredis re-emits every failed (re)connect as 'error'; for a client we own, they are counted, not thrown.
-  if (owned) client.on('error', (error: Error) => options.observer?.onRedisError?.(error));
+  if (owned) client.on('error', (error: Error) => observer?.onRedisError?.(error));
   const scripts = new ScriptRegistry(client);
   let closed = false;
-  const context = {
+  let bull: { client: Redis | Cluster; scripts: ScriptRegistry } | undefined;
+  const throttles = new Map<string, Throttle>();
+  const workers: ThrottleWorker[] = [];
+
+  const limiterContext = {
     client,
     scripts,
     keys,
     clockSource: options.clock ?? 'redis',
     clock: options.clockImpl ?? systemClock,
-    observer: options.observer,
+    observer,
     isClosed: () => closed,
   };
+  const throttleContext: ThrottleContext = {
+    client,
+    scripts,
+    keys,
+    observer,
+    isClosed: () => closed,
+    bull() {
+      if (!bull) {
+        const bullClient = bullClientFor(client);
+        bullClient.on('error', (error: Error) => observer?.onRedisError?.(error));
+        bull = { client: bullClient, scripts: new ScriptRegistry(bullClient) };
+      }
+      return bull;
+    },
+  };
+
   return {
     redis: client,
     keys,
-    limiter: (policy) => new Limiter(context, policy),
+    limiter: (policy) => new Limiter(limiterContext, policy),
+    throttle(name, config) {
+      assertName(name, 'throttle name');
+      const existing = throttles.get(name);
+      if (existing) {
+        if (JSON.stringify(existing.config) !== JSON.stringify(new Throttle(throttleContext, name, config).config)) {
+          throw new SluiceError('SLUICE_ERR_INVALID_THROTTLE', `throttle '${name}' is already defined with another configuration`);
+        }
+        return existing;
+      }
+      const t = new Throttle(throttleContext, name, config);
+      throttles.set(name, t);
+      return t;
+    },
+    worker(name, handler, workerOptions = {}) {
+      assertName(name, 'throttle name');
+      const { config, payload: _p, ...rest } = workerOptions;
+      const throttle = throttles.has(name)
+        ? Promise.resolve(throttles.get(name)!)
+        : config
+          ? Promise.resolve(new Throttle(throttleContext, name, config))
+          : publishedConfig(throttleContext, new ThrottleKeys(keys, name).config, name).then((c) => new Throttle(throttleContext, name, c as ThrottleConfigInput));
+      const w = new ThrottleWorker(throttleContext, throttle, handler as JobHandler, rest);
+      workers.push(w);
+      return w;
+    },
     async close() {
       if (closed) return;
+      await Promise.all(workers.map((w) => w.close()));
       closed = true;
+      await Promise.all([...throttles.values()].map((t) => t.close()));
+      if (bull) await bull.client.quit().catch(() => bull!.client.disconnect());
       if (owned) await client.quit().catch(() => client.disconnect());
     },
   };

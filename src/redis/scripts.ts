@@ -18,6 +18,11 @@ export const SCRIPT_NAMES = [
   'concurrency-acquire',
   'concurrency-release',
   'concurrency-extend',
+  'throttle-admit',
+  'throttle-start',
+  'throttle-release',
+  'throttle-lane',
+  'throttle-pause',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -1,0 +1,33 @@
+-- includes/lane.lua: bookkeeping shared by the throttle scripts.
+-- A lane is the bounded queue of one key: hash {s = next start slot µs, d = queued cost units,
+-- r = next slot handed to a deferred job µs} + a sorted set of queued members "<job id>|<cost>"
+-- scored by predicted start µs. The throttle's busy set holds the ids of lanes with d > 0.
+
+-- Members carry the cost so that the lane can be repaired from the member alone.
+local function member_cost(member)
+  return tonumber(string.match(member, '|(%d+)$'))
+end
+
+-- After d changed: a lane with queued work never expires (its count must survive any wait) and is
+-- in the busy set; an empty lane is dropped from the busy set and expires once its slots are past.
+local function settle_lane(lane_key, busy_key, lane_id, depth, now, latest_slot)
+  if depth > 0 then
+    redis.call('PERSIST', lane_key)
+    redis.call('ZADD', busy_key, now, lane_id)
+  else
+    redis.call('ZREM', busy_key, lane_id)
+    redis.call('PEXPIRE', lane_key, ttl(math.max(0, latest_slot - now) / 1000))
+  end
+end
+
+-- The interval between two starts of one lane: its own, or its fair share of the global rate when
+-- `busy` lanes compete for it (each busy lane gets one start per busy x global interval).
+local function effective_interval(lane_interval, global_interval, busy)
+  if global_interval <= 0 then return lane_interval end
+  return math.max(lane_interval, math.max(busy, 1) * global_interval)
+end
+
+-- `units` x interval, stretched by the pacing margin (parts per million), as whole µs.
+local function span(units, interval, margin_ppm)
+  return math.floor(units * interval * (1000000 + margin_ppm) / 1000000)
+end

@@ -1,0 +1,26 @@
+// BullMQ's connections: a second client beside the hot-path one, with the options BullMQ needs
+// (blocking commands that wait out a Redis restart rather than fail), made from the same target.
+import { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
+
+/** A client for BullMQ queues and workers and for the outflow gate, made from the hot-path client's settings. */
+export function bullClientFor(client: RedisClient): Redis | Cluster {
+  const resilient = {
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+    enableAutoPipelining: false,
+    autoResendUnfulfilledCommands: true,
+    commandTimeout: undefined,
+  };
+  if (client instanceof Cluster) {
+    // startupNodes is typed private but is the seed list the cluster was made with.
+    const seeds = (client as unknown as { startupNodes: ConstructorParameters<typeof Cluster>[0] }).startupNodes;
+    return new Cluster(seeds, {
+      ...client.options,
+      enableOfflineQueue: true,
+      enableAutoPipelining: false,
+      redisOptions: { ...client.options.redisOptions, ...resilient },
+    });
+  }
+  return new Redis({ ...client.options, ...resilient, lazyConnect: false });
+}

@@ -1,0 +1,92 @@
+// A throttle's configuration: the zod schema (single source of truth), its defaults, and the
+// integer µs intervals the Lua scripts work with.
+import { z } from 'zod';
+import { SluiceError } from '../errors.js';
+import { describeIssues, issuesOf } from '../validation.js';
+
+const rate = z.number().positive().max(100_000);
+
+export const backoffSchema = z
+  .object({
+    type: z.enum(['fixed', 'exponential']),
+    /** Base delay between attempts in ms (exponential: delayMs x 2^(attempt - 1)). */
+    delayMs: z.number().int().nonnegative().max(7 * 24 * 3600 * 1000),
+  })
+  .strict();
+
+const keepSchema = z
+  .object({
+    /** Keep finished jobs at most this many seconds. */
+    ageSeconds: z.number().int().positive().optional(),
+    /** Keep at most this many finished jobs. */
+    count: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+export const throttleConfigSchema = z
+  .object({
+    /** Per-key outflow: jobs (cost units) started per second — the leak rate. */
+    ratePerSecond: rate,
+    /** Per-key queue bound in cost units — the bucket size. */
+    capacity: z.number().int().positive().max(10_000_000),
+    /** Optional cap on starts per second across all keys of this throttle (an upstream's limit). */
+    globalRatePerSecond: rate.optional(),
+    /** Units per key that may start back to back beyond the steady rate (default 0: perfectly spaced). */
+    burst: z.number().int().nonnegative().max(1_000_000).default(0),
+    /** Refuse at admission when the predicted wait is longer than this (ms). */
+    maxWaitMs: z.number().int().positive().optional(),
+    /** Handler runs per job, first included (BullMQ attempts). */
+    attempts: z.number().int().positive().max(1_000).default(1),
+    backoff: backoffSchema.optional(),
+    /** Largest serialised payload accepted, in bytes. */
+    maxPayloadBytes: z.number().int().positive().max(64 * 1024 * 1024).default(256 * 1024),
+    /** How far ahead of its slot a job is handed to a worker, which then waits for the exact instant (ms). */
+    leadMs: z.number().int().nonnegative().max(10_000).default(50),
+    /**
+     * Slots are spaced this fraction wider than the rate (default 1%), so that timing jitter between
+     * worker processes never puts rate + 1 starts inside one second.
+     */
+    pacingMargin: z.number().nonnegative().max(0.5).default(0.01),
+    /** Deadline for one submit's Redis calls (ms). */
+    submitTimeoutMs: z.number().int().positive().max(60_000).default(2_000),
+    /** Retention of completed jobs (for `job(id)`); default one day, at most 10,000. */
+    keepCompleted: keepSchema.default({ ageSeconds: 24 * 3600, count: 10_000 }),
+    /** Retention of failed jobs; default one week, at most 10,000. */
+    keepFailed: keepSchema.default({ ageSeconds: 7 * 24 * 3600, count: 10_000 }),
+  })
+  .strict();
+
+export type ThrottleConfigInput = z.input<typeof throttleConfigSchema>;
+export type ThrottleConfig = z.infer<typeof throttleConfigSchema>;
+
+/** Validates a throttle configuration; throws SLUICE_ERR_INVALID_THROTTLE naming every bad field. */
+export function parseThrottleConfig(name: string, input: unknown): Readonly<ThrottleConfig> {
+  const parsed = throttleConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    throw new SluiceError('SLUICE_ERR_INVALID_THROTTLE', `throttle '${name}': ${describeIssues(issues)}`, { details: issues });
+  }
+  return Object.freeze(parsed.data);
+}
+
+/** The numbers the scripts take, derived once. */
+export interface ThrottleTiming {
+  laneIntervalUs: number;
+  globalIntervalUs: number;
+  leadUs: number;
+  marginPpm: number;
+  maxWaitUs: number;
+}
+
+export function timingOf(config: ThrottleConfig): ThrottleTiming {
+  const globalIntervalUs = config.globalRatePerSecond ? Math.max(1, Math.round(1e6 / config.globalRatePerSecond)) : 0;
+  return {
+    laneIntervalUs: Math.max(1, Math.round(1e6 / config.ratePerSecond)),
+    globalIntervalUs,
+    // Under a global cap no job may hold a global slot further ahead than one global interval:
+    // otherwise slots reserved by busy lanes would stand between an idle key's first job and the upstream.
+    leadUs: globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, globalIntervalUs) : config.leadMs * 1000,
+    marginPpm: Math.round(config.pacingMargin * 1e6),
+    maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
+  };
+}

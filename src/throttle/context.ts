@@ -1,0 +1,17 @@
+// What throttles and workers need from the sluice instance that made them.
+import type { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
+import type { KeyBuilder } from '../redis/keys.js';
+import type { ScriptRegistry } from '../redis/scripts.js';
+import type { ThrottleObserver } from './observer.js';
+
+export interface ThrottleContext {
+  /** The hot-path client (no offline queue): admissions, with a deadline. */
+  client: RedisClient;
+  scripts: ScriptRegistry;
+  keys: KeyBuilder;
+  /** The resilient client BullMQ and the outflow gate use (waits out a Redis restart), made on first use. */
+  bull(): { client: Redis | Cluster; scripts: ScriptRegistry };
+  observer?: ThrottleObserver | undefined;
+  isClosed(): boolean;
+}

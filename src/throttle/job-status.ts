@@ -1,0 +1,58 @@
+// The public view of a throttled job, read from BullMQ's job record.
+import type { Job } from 'bullmq';
+
+/** Where a job is: queued (waiting for its slot), active, completed or failed. */
+export type JobState = 'queued' | 'active' | 'completed' | 'failed';
+
+export interface JobStatus {
+  id: string;
+  state: JobState;
+  /** Predicted start (epoch ms, Redis time) given at admission. */
+  startsAtMs?: number;
+  /** Handler runs so far, the successful one included (deferrals by the rate gate are not counted). */
+  attemptsMade: number;
+  /** The handler's return value, when completed. */
+  result?: unknown;
+  /** The last failure's message, when failed (or retrying). */
+  failedReason?: string;
+  submittedAtMs: number;
+  startedAtMs?: number;
+  finishedAtMs?: number;
+}
+
+/** The data sluice stores in each BullMQ job. Short names: it is stored once per queued job. */
+export interface JobData {
+  /** Lane id (the key's identity segment, hashed when sensitive). */
+  l: string;
+  /** Cost units. */
+  c: number;
+  /** The caller's payload. */
+  p: unknown;
+  /** Predicted start, epoch ms. */
+  s: number;
+}
+
+const STATES: Record<string, JobState> = {
+  delayed: 'queued',
+  waiting: 'queued',
+  prioritized: 'queued',
+  'waiting-children': 'queued',
+  active: 'active',
+  completed: 'completed',
+  failed: 'failed',
+};
+
+export function jobStatusOf(job: Job<JobData>, bullState: string): JobStatus {
+  const status: JobStatus = {
+    id: job.id!,
+    state: STATES[bullState] ?? 'queued',
+    attemptsMade: job.attemptsMade,
+    submittedAtMs: job.timestamp,
+  };
+  if (job.data?.s !== undefined) status.startsAtMs = job.data.s;
+  if (job.processedOn) status.startedAtMs = job.processedOn;
+  if (job.finishedOn) status.finishedAtMs = job.finishedOn;
+  if (status.state === 'completed') status.result = job.returnvalue;
+  if (job.failedReason) status.failedReason = job.failedReason;
+  return status;
+}

@@ -1,0 +1,57 @@
+// Every Redis key of one throttle. They all share one hash tag, so on a cluster the lanes, the global
+// meter and the throttle's BullMQ queue live in one slot and each script touches a single slot.
+import { randomBytes } from 'node:crypto';
+import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
+
+export class ThrottleKeys {
+  /** `<prefix>:v1:{t:<name>}` */
+  readonly tag: string;
+  /** The throttle's configuration (JSON), so workers in other processes read the same rates. */
+  readonly config: string;
+  /** Lanes with queued work: lane id -> µs of last change. */
+  readonly busy: string;
+  /** The global outflow meter. */
+  readonly global: string;
+  /** BullMQ prefix: the queue's keys are `<bullPrefix>:<name>:...`, inside the same hash tag. */
+  readonly bullPrefix: string;
+
+  constructor(private readonly keys: KeyBuilder, readonly name: string) {
+    this.tag = keys.throttleTag(name);
+    this.config = `${this.tag}:cfg`;
+    this.busy = `${this.tag}:busy`;
+    this.global = `${this.tag}:g`;
+    this.bullPrefix = `${this.tag}:bull`;
+  }
+
+  /** The lane id of a key: the key itself when short and safe, else its hash (never a raw secret). */
+  laneId(key: string, options: IdentityOptions = {}): string {
+    return this.keys.identity(key, options);
+  }
+
+  lane(laneId: string): string {
+    return `${this.tag}:l:${laneId}`;
+  }
+
+  laneQueue(laneId: string): string {
+    return `${this.tag}:l:${laneId}:q`;
+  }
+
+  /** The BullMQ job hash of a job id (BullMQ's own layout: `<prefix>:<queue>:<id>`). */
+  job(jobId: string): string {
+    return `${this.bullPrefix}:${this.name}:${jobId}`;
+  }
+
+  /**
+   * A job id: from an idempotency key (hashed: the same key always gives the same id, and a key that
+   * is itself a secret never reaches Redis), or random.
+   */
+  jobId(idempotencyKey?: string): string {
+    if (idempotencyKey !== undefined) return `i${this.keys.hash(`${this.name}\u0000${idempotencyKey}`)}`;
+    return `j${randomBytes(12).toString('base64url')}`;
+  }
+}
+
+/** A lane queue member: `<job id>|<cost>` (the cost rides along so a lane can be repaired from it). */
+export function laneMember(jobId: string, cost: number): string {
+  return `${jobId}|${cost}`;
+}

@@ -1,0 +1,95 @@
+// The one level that turns lane operations into script calls (lua/throttle-*.lua), and their replies
+// into typed results. Times in replies are Redis µs.
+import { SluiceError } from '../errors.js';
+import type { ScriptRegistry } from '../redis/scripts.js';
+import type { ThrottleTiming } from './config.js';
+import { laneMember, type ThrottleKeys } from './keys.js';
+
+export type AdmitReply =
+  | { kind: 'admitted'; startUs: number; position: number; nowUs: number }
+  | { kind: 'queued-duplicate'; startUs: number; position: number; nowUs: number }
+  | { kind: 'finished-duplicate'; nowUs: number }
+  | { kind: 'queue_full'; retryUs: number; depth: number; nowUs: number }
+  | { kind: 'wait_too_long'; retryUs: number; waitUs: number; nowUs: number };
+
+export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; wakeUs: number; nowUs: number };
+
+export interface LaneState {
+  slotUs: number;
+  depth: number;
+  jobs: number;
+  nowUs: number;
+}
+
+export class LaneScripts {
+  constructor(
+    private readonly scripts: ScriptRegistry,
+    private readonly keys: ThrottleKeys,
+    private readonly timing: ThrottleTiming,
+    private readonly capacity: number,
+    private readonly burst: number,
+  ) {}
+
+  async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string): Promise<AdmitReply> {
+    const t = this.timing;
+    const reply = (await this.scripts.run(
+      'throttle-admit',
+      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
+      [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
+    )) as number[];
+    const [code, a, b, nowUs] = reply as [number, number, number, number];
+    switch (code) {
+      case 1:
+        return { kind: 'admitted', startUs: a, position: b, nowUs };
+      case 2:
+        return { kind: 'queued-duplicate', startUs: a, position: b, nowUs };
+      case 3:
+        return { kind: 'finished-duplicate', nowUs };
+      case -1:
+        return { kind: 'queue_full', retryUs: a, depth: b, nowUs };
+      case -2:
+        return { kind: 'wait_too_long', retryUs: a, waitUs: b, nowUs };
+      default:
+        throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle-admit answered ${JSON.stringify(reply)}`);
+    }
+  }
+
+  async start(laneId: string, jobId: string, cost: number): Promise<StartReply> {
+    const t = this.timing;
+    const [go, at, nowUs] = (await this.scripts.run(
+      'throttle-start',
+      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.global],
+      ['', laneMember(jobId, cost), cost, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.leadUs, t.marginPpm, laneId],
+    )) as [number, number, number];
+    return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, wakeUs: at, nowUs };
+  }
+
+  /** Takes admitted members back out of the lane (their jobs were never enqueued). */
+  async release(laneId: string, members: string[]): Promise<number> {
+    return Number(
+      await this.scripts.run('throttle-release', [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy], ['', laneId, 'release', ...members]),
+    );
+  }
+
+  /** Removes members whose BullMQ job does not exist (checked again inside the script). */
+  async repair(laneId: string, members: string[]): Promise<number> {
+    const jobKeys = members.map((m) => this.keys.job(m.slice(0, m.lastIndexOf('|'))));
+    return Number(
+      await this.scripts.run(
+        'throttle-release',
+        [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, ...jobKeys],
+        ['', laneId, 'repair', ...members],
+      ),
+    );
+  }
+
+  /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
+  async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
+    return Number(await this.scripts.run('throttle-pause', [this.keys.lane(laneId), this.keys.global], ['', Math.round(ms * 1000), scope]));
+  }
+
+  async state(laneId: string, now = ''): Promise<LaneState> {
+    const [slotUs, depth, jobs, nowUs] = (await this.scripts.run('throttle-lane', [this.keys.lane(laneId), this.keys.laneQueue(laneId)], [now])) as number[];
+    return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };
+  }
+}

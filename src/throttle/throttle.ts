@@ -1,0 +1,252 @@
+// The throttle façade: per-key bounded lanes drained at a fixed rate, with jobs on one shared BullMQ
+// queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of a job
+// delayed until just before its slot; the outflow gate in the worker enforces the rate where work starts.
+import { Queue } from 'bullmq';
+import { SluiceError, isSluiceError } from '../errors.js';
+import { withDeadline } from '../redis/deadline.js';
+import { whenReady } from '../redis/connection.js';
+import type { IdentityOptions } from '../redis/keys.js';
+import { parseThrottleConfig, timingOf, type ThrottleConfig, type ThrottleConfigInput, type ThrottleTiming } from './config.js';
+import type { ThrottleContext } from './context.js';
+import { jobStatusOf, type JobData, type JobStatus } from './job-status.js';
+import { ThrottleKeys, laneMember } from './keys.js';
+import { LaneScripts, type AdmitReply } from './lane-scripts.js';
+import { checkPayload } from './payload.js';
+import { sleep } from './sleep.js';
+
+export interface SubmitOptions extends IdentityOptions {
+  /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
+  cost?: number;
+  /** Idempotency key: the same id submitted twice is admitted once; the second call returns the first job. */
+  id?: string;
+  /** Admit at this instant (epoch ms) instead of Redis TIME: tests and simulations. */
+  nowMs?: number;
+}
+
+export type SubmitResult =
+  | {
+      admitted: true;
+      jobId: string;
+      /** Predicted start, epoch ms (Redis time). */
+      startsAtMs: number;
+      /** Jobs ahead of this one in its lane. */
+      position: number;
+      /** True when this was a repeated idempotency key: the result describes the first job. */
+      duplicate?: boolean;
+    }
+  | {
+      admitted: false;
+      reason: 'queue_full' | 'wait_too_long';
+      /** Exact ms until a submit of the same cost would be admitted, if the lane drains on schedule. */
+      retryAfterMs: number;
+      capacity: number;
+    };
+
+export interface LaneInfo {
+  /** Queued cost units (admitted, not yet started). */
+  depth: number;
+  /** Queued jobs. */
+  jobs: number;
+  capacity: number;
+  /** The earliest instant (epoch ms) the lane's next start may happen. */
+  nextStartAtMs: number;
+}
+
+export class Throttle {
+  readonly name: string;
+  readonly config: Readonly<ThrottleConfig>;
+  readonly keys: ThrottleKeys;
+  readonly timing: ThrottleTiming;
+  private readonly admitLanes: LaneScripts;
+  private gateLanesCache: LaneScripts | undefined;
+  private queue: Queue<JobData> | undefined;
+  private ready: Promise<void> | undefined;
+
+  constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
+    this.keys = new ThrottleKeys(ctx.keys, name);
+    this.name = name;
+    this.config = parseThrottleConfig(name, config);
+    this.timing = timingOf(this.config);
+    this.admitLanes = new LaneScripts(ctx.scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
+  }
+
+  /** Lane scripts on the resilient client: the outflow gate and repairs must wait out a Redis restart. */
+  get gateLanes(): LaneScripts {
+    this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
+    return this.gateLanesCache;
+  }
+
+  /** Admits `payload` into `key`'s lane, or refuses with the exact time until it would be admitted. */
+  async submit(key: string, payload: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
+    const cost = this.checkCost(options.cost);
+    checkPayload(payload, this.config.maxPayloadBytes);
+    const laneId = this.keys.laneId(key, options);
+    const jobId = this.keys.jobId(options.id);
+    const reply = await this.withinDeadline('submit', async () => {
+      await this.prepare();
+      return this.admitLanes.admit(laneId, jobId, cost, options.id !== undefined, nowArg(options.nowMs));
+    });
+    this.ctx.observer?.onSubmit?.({
+      queue: this.name,
+      outcome: reply.kind === 'admitted' ? 'admitted' : reply.kind.endsWith('duplicate') ? 'duplicate' : (reply.kind as 'queue_full'),
+      cost,
+      ...(reply.kind === 'admitted' ? { waitMs: (reply.startUs - reply.nowUs) / 1000 } : {}),
+    });
+    switch (reply.kind) {
+      case 'queue_full':
+      case 'wait_too_long':
+        return { admitted: false, reason: reply.kind, retryAfterMs: Math.ceil(reply.retryUs / 1000), capacity: this.config.capacity };
+      case 'queued-duplicate':
+        return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
+      case 'finished-duplicate': {
+        const job = await this.queue!.getJob(jobId);
+        return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
+      }
+      case 'admitted':
+        await this.enqueue(laneId, jobId, cost, payload, reply);
+        return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
+    }
+  }
+
+  /** A job's state, attempts, result or failure, and predicted start; null when unknown (or expired). */
+  async job(jobId: string): Promise<JobStatus | null> {
+    await this.prepare();
+    const job = await this.queue!.getJob(jobId);
+    if (!job) return null;
+    return jobStatusOf(job, await job.getState());
+  }
+
+  /** The state of `key`'s lane. */
+  async lane(key: string, options: IdentityOptions & { nowMs?: number } = {}): Promise<LaneInfo> {
+    const laneId = this.keys.laneId(key, options);
+    const s = await this.withinDeadline('lane', () => this.admitLanes.state(laneId, nowArg(options.nowMs)));
+    const tolerance = this.config.burst * this.timing.laneIntervalUs;
+    return {
+      depth: s.depth,
+      jobs: s.jobs,
+      capacity: this.config.capacity,
+      nextStartAtMs: Math.ceil(Math.max(s.nowUs, s.slotUs - tolerance) / 1000),
+    };
+  }
+
+  /**
+   * In-process convenience (Bottleneck-like): waits for a slot in `key`'s lane — the same lane, bound
+   * and rate that queued jobs use, paced across every process — then runs `fn` here and resolves with
+   * its result. Refused admission rejects with SLUICE_ERR_QUEUE_FULL (details: reason, retryAfterMs).
+   * Nothing survives this process: for durable work use submit() and a worker.
+   */
+  async schedule<T>(key: string, fn: () => T | Promise<T>, options: Omit<SubmitOptions, 'id' | 'nowMs'> = {}): Promise<T> {
+    const cost = this.checkCost(options.cost);
+    const laneId = this.keys.laneId(key, options);
+    const jobId = `p${this.keys.jobId().slice(1)}`;
+    const reply = await this.withinDeadline('schedule', async () => {
+      await this.prepare();
+      return this.admitLanes.admit(laneId, jobId, cost, false, '');
+    });
+    if (reply.kind === 'queue_full' || reply.kind === 'wait_too_long') {
+      const retryAfterMs = Math.ceil(reply.retryUs / 1000);
+      throw new SluiceError('SLUICE_ERR_QUEUE_FULL', `throttle '${this.name}': ${reply.kind}, retry in ${retryAfterMs} ms`, {
+        details: { reason: reply.kind, retryAfterMs },
+      });
+    }
+    if (reply.kind !== 'admitted') throw new SluiceError('SLUICE_ERR_SCRIPT', `unexpected admission ${reply.kind}`);
+    try {
+      await sleep((reply.startUs - this.timing.leadUs - reply.nowUs) / 1000);
+      for (;;) {
+        const gate = await this.gateLanes.start(laneId, jobId, cost);
+        if (gate.go) {
+          await sleep((gate.startUs - gate.nowUs) / 1000);
+          break;
+        }
+        await sleep((gate.wakeUs - gate.nowUs) / 1000);
+      }
+    } catch (error) {
+      // Give the slot back if we never got to start (the gate call itself may have failed).
+      await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
+      throw error;
+    }
+    return fn();
+  }
+
+  /** The BullMQ queue (created on first use). */
+  async bullQueue(): Promise<Queue<JobData>> {
+    await this.prepare();
+    return this.queue!;
+  }
+
+  async close(): Promise<void> {
+    await this.queue?.close();
+  }
+
+  private async enqueue(laneId: string, jobId: string, cost: number, payload: unknown, reply: Extract<AdmitReply, { kind: 'admitted' }>) {
+    const startMs = Math.ceil(reply.startUs / 1000);
+    const delay = Math.max(0, Math.floor((reply.startUs - this.timing.leadUs - reply.nowUs) / 1000));
+    const { attempts, backoff, keepCompleted, keepFailed } = this.config;
+    try {
+      await this.withinDeadline('enqueue', () =>
+        this.queue!.add(
+          this.name,
+          { l: laneId, c: cost, p: payload, s: startMs },
+          {
+            jobId,
+            delay,
+            attempts,
+            ...(backoff ? { backoff: { type: backoff.type, delay: backoff.delayMs } } : {}),
+            removeOnComplete: keepOf(keepCompleted),
+            removeOnFail: keepOf(keepFailed),
+          },
+        ),
+      );
+    } catch (error) {
+      // Nothing was enqueued (or we cannot know): free the lane slot so the bound stays exact. A job
+      // that did land despite the error is started normally and simply not counted in the lane.
+      await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
+      throw new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': could not enqueue job ${jobId}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Creates the queue and publishes the configuration for workers in other processes, once. */
+  private prepare(): Promise<void> {
+    this.ready ??= (async () => {
+      const { client } = this.ctx.bull();
+      this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
+      this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
+      await client.set(this.keys.config, JSON.stringify(this.config));
+    })().catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    return this.ready;
+  }
+
+  private withinDeadline<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (this.ctx.isClosed()) return Promise.reject(new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed'));
+    const ms = this.config.submitTimeoutMs;
+    return withDeadline(() => whenReady(this.ctx.client, ms).then(work), ms, `throttle '${this.name}' ${what}`).catch((error: unknown) => {
+      if (isSluiceError(error)) throw error;
+      throw new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `throttle '${this.name}' ${what}: ${(error as Error).message}`, { cause: error });
+    });
+  }
+
+  private checkCost(cost: number | undefined): number {
+    if (cost === undefined) return 1;
+    if (!Number.isInteger(cost) || cost < 1) {
+      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: must be an integer >= 1 (got ${String(cost)})`);
+    }
+    if (cost > this.config.capacity) {
+      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: ${cost} is larger than the lane capacity ${this.config.capacity}; it could never be admitted`);
+    }
+    return cost;
+  }
+}
+
+function nowArg(nowMs: number | undefined): string {
+  return nowMs === undefined ? '' : String(Math.round(nowMs * 1000));
+}
+
+function keepOf(keep: { ageSeconds?: number | undefined; count?: number | undefined }): { age: number; count?: number } | { count: number } {
+  if (keep.ageSeconds !== undefined) return keep.count !== undefined ? { age: keep.ageSeconds, count: keep.count } : { age: keep.ageSeconds };
+  return { count: keep.count ?? 0 };
+}

@@ -1,0 +1,146 @@
+// The worker side of a throttle: BullMQ Workers on the throttle's one queue, with the outflow gate in
+// front of the handler. The gate reserves the job's exact start slot (or sends the job back to wait
+// without using an attempt); the worker then waits for that instant and runs the handler.
+import { DelayedError, Worker, type Job } from 'bullmq';
+import { SluiceError } from '../errors.js';
+import type { ThrottleContext } from './context.js';
+import { DeferJob } from './defer.js';
+import type { JobData } from './job-status.js';
+import { LaneRepairer } from './repair.js';
+import { sleep } from './sleep.js';
+import type { Throttle } from './throttle.js';
+
+/** What a handler receives. */
+export interface ThrottledJob<P = unknown> {
+  id: string;
+  /** The payload given to submit(). */
+  data: P;
+  cost: number;
+  /** The lane (the key's identity segment; hashed when the key was sensitive). */
+  lane: string;
+  /** Failed runs before this one. */
+  attemptsMade: number;
+  /** The reserved start instant (epoch ms, Redis time). */
+  slotMs: number;
+  /** The underlying BullMQ job (progress, logs). */
+  raw: Job<JobData>;
+}
+
+export type JobHandler<P = unknown, R = unknown> = (job: ThrottledJob<P>) => R | Promise<R>;
+
+export interface ThrottleWorkerOptions {
+  /** Jobs in flight in this process (default 10). Jobs wait here for their slot for up to the lead time. */
+  concurrency?: number;
+  /** BullMQ lock duration (ms, default 30,000): a job whose worker died is re-run after about this long. */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for (ms, default 30,000). */
+  stalledIntervalMs?: number;
+  /** Times a job may stall (its worker died) before it fails (default 3). */
+  maxStalledCount?: number;
+  /** How often lane repair runs (ms, default 30,000; 0 = never). */
+  repairIntervalMs?: number;
+  /** Queued members whose slot is older than this and whose job is missing are repaired (ms, default 120,000). */
+  repairAfterMs?: number;
+}
+
+export class ThrottleWorker {
+  private worker: Worker<JobData> | undefined;
+  private repairTimer: NodeJS.Timeout | undefined;
+  private readonly started: Promise<void>;
+  private closing = false;
+
+  constructor(
+    private readonly ctx: ThrottleContext,
+    throttle: Promise<Throttle>,
+    private readonly handler: JobHandler,
+    private readonly options: ThrottleWorkerOptions = {},
+  ) {
+    this.started = throttle.then((t) => this.start(t));
+    this.started.catch(() => undefined);
+  }
+
+  /** Resolves once the worker is connected and consuming. */
+  async waitUntilReady(): Promise<void> {
+    await this.started;
+    await this.worker!.waitUntilReady();
+  }
+
+  /** Stops taking jobs, waits for the ones in flight to finish, and disconnects. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.repairTimer);
+    await this.started.catch(() => undefined);
+    await this.worker?.close();
+  }
+
+  private async start(throttle: Throttle): Promise<void> {
+    if (this.closing) return;
+    const { client } = this.ctx.bull();
+    const o = this.options;
+    this.worker = new Worker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
+      connection: client,
+      prefix: throttle.keys.bullPrefix,
+      concurrency: o.concurrency ?? 10,
+      lockDuration: o.lockDurationMs ?? 30_000,
+      stalledInterval: o.stalledIntervalMs ?? 30_000,
+      maxStalledCount: o.maxStalledCount ?? 3,
+    });
+    this.worker.on('error', () => undefined); // reconnects are BullMQ's job; calls surface real failures
+    const observer = this.ctx.observer;
+    this.worker.on('completed', (job) =>
+      observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) }),
+    );
+    this.worker.on('failed', (job) => {
+      if (!job) return;
+      const retrying = job.attemptsMade < (job.opts.attempts ?? 1);
+      observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
+    });
+    const interval = o.repairIntervalMs ?? 30_000;
+    if (interval > 0) {
+      const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000);
+      this.repairTimer = setInterval(() => {
+        repairer.pass().then(
+          (units) => units > 0 && observer?.onRepair?.({ queue: throttle.name, units }),
+          () => undefined,
+        );
+      }, interval);
+      this.repairTimer.unref();
+    }
+  }
+
+  private async process(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
+    const { l: lane, c: cost, p: data } = job.data;
+    const gate = await throttle.gateLanes.start(lane, job.id!, cost);
+    if (!gate.go) {
+      this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
+      await job.moveToDelayed(Date.now() + (gate.wakeUs - gate.nowUs) / 1000, token);
+      throw new DelayedError();
+    }
+    await sleep((gate.startUs - gate.nowUs) / 1000);
+    this.ctx.observer?.onStart?.({
+      queue: throttle.name,
+      queuedMs: Math.max(0, gate.startUs / 1000 - job.timestamp),
+      lateMs: 0,
+      retry: job.attemptsMade > 0 || job.attemptsStarted > 1,
+    });
+    try {
+      return await this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: gate.startUs / 1000, raw: job });
+    } catch (error) {
+      if (!(error instanceof DeferJob)) throw error;
+      // The upstream said "later": hold the lane (or the throttle) and put the job back, no attempt used.
+      this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'upstream' });
+      await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
+      await job.moveToDelayed(Date.now() + error.delayMs, token);
+      throw new DelayedError();
+    }
+  }
+}
+
+/** Reads a throttle's published configuration, for a worker process that did not define the throttle. */
+export async function publishedConfig(ctx: ThrottleContext, configKey: string, name: string): Promise<unknown> {
+  const json = await ctx.bull().client.get(configKey);
+  if (json === null) {
+    throw new SluiceError('SLUICE_ERR_UNKNOWN_THROTTLE', `throttle '${name}' has no published configuration: call sluice.throttle('${name}', config) somewhere first, or pass it to the worker`);
+  }
+  return JSON.parse(json) as unknown;
+}
