@@ -1,5 +1,6 @@
 -- fixed-window.lua: fixed window counter, one atomic decision.
--- KEYS[1]  state: string "<window index>:<count>", expiring at the end of that window
+-- KEYS[1]  state: the window index and the count in it, packed into one integer by includes/packed.lua
+--          (or "<window index>:<count>" when that does not fit), expiring at the end of that window
 -- ARGV[1]  now in ms since the epoch, or '' to read Redis TIME
 -- ARGV[2]  limit (integer, units per window)
 -- ARGV[3]  window length in ms (integer)
@@ -9,6 +10,7 @@
 -- The window index lives in the value, not the key name, so the key is known before the script
 -- reads the time (every key a script touches is passed in KEYS). A refused call is not counted.
 -- @include now
+-- @include packed
 
 local now = now_ms(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -21,10 +23,8 @@ local reset_at = (index + 1) * window
 local count = 0
 local state = redis.call('GET', KEYS[1])
 if state then
-  local sep = string.find(state, ':', 1, true)
-  if tonumber(string.sub(state, 1, sep - 1)) == index then
-    count = tonumber(string.sub(state, sep + 1))
-  end
+  local v = unpack_ints(state, 1)
+  if v[1] == index then count = v[2] end
 end
 
 if count + cost > limit then
@@ -33,6 +33,6 @@ if count + cost > limit then
 end
 if record then
   count = count + cost
-  redis.call('SET', KEYS[1], int(index) .. ':' .. int(count), 'PX', ttl(reset_at - now))
+  redis.call('SET', KEYS[1], pack_ints(index, {count}), 'PX', ttl(reset_at - now))
 end
 return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}

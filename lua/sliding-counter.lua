@@ -1,5 +1,6 @@
 -- sliding-counter.lua: sliding window counter (weighted previous window), one atomic decision.
--- KEYS[1]  state: string "<window index>:<count in that window>:<count in the window before>"
+-- KEYS[1]  state: the window index, the count in that window and the count in the window before,
+--          packed into one integer by includes/packed.lua (or "<index>:<count>:<count before>")
 -- ARGV[1]  now in ms since the epoch, or '' to read Redis TIME
 -- ARGV[2]  limit (integer, units per window)
 -- ARGV[3]  window length in ms (integer)
@@ -10,6 +11,7 @@
 -- estimate = current + previous * (window - position) / window, rounded; allowed while
 -- estimate + cost <= limit. All arithmetic is on integers (limit * window < 2^53 is checked by the caller).
 -- @include now
+-- @include packed
 
 local now = now_ms(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -42,12 +44,11 @@ local position = now - start
 local current, previous = 0, 0
 local state = redis.call('GET', KEYS[1])
 if state then
-  local a, b, c = string.match(state, '^(%d+):(%d+):(%d+)$')
-  a = tonumber(a)
-  if a == index then
-    current, previous = tonumber(b), tonumber(c)
-  elseif a == index - 1 then
-    previous = tonumber(b)
+  local v = unpack_ints(state, 2)
+  if v[1] == index then
+    current, previous = v[2], v[3]
+  elseif v[1] == index - 1 then
+    previous = v[2]
   end
 end
 
@@ -56,7 +57,7 @@ local allowed = estimate + cost <= limit
 if allowed and record then
   current = current + cost
   estimate = estimate + cost
-  redis.call('SET', KEYS[1], int(index) .. ':' .. int(current) .. ':' .. int(previous), 'PX', ttl(start + 2 * window - now))
+  redis.call('SET', KEYS[1], pack_ints(index, {current, previous}), 'PX', ttl(start + 2 * window - now))
 end
 
 local reset_at = now

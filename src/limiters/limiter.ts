@@ -41,7 +41,7 @@ export const FAIL_CLOSED_RETRY_MS = 1_000;
 
 export class Limiter {
   readonly policy: Policy;
-  /** The key namespace: the policy's name, or the algorithm and a hash of its parameters. */
+  /** The key namespace: the policy's name, or a hash of the algorithm and its parameters. */
   readonly namespace: string;
   private readonly spec: AlgorithmSpec<Policy>;
   /** The policy's size (`limit` in every decision) and the largest cost one call may have. */
@@ -51,7 +51,7 @@ export class Limiter {
     this.policy = parsePolicy(policy);
     this.spec = specOf(this.policy);
     this.maxCost = this.spec.limit(this.policy);
-    this.namespace = this.policy.name ?? defaultNamespace(this.policy, this.spec.suffix);
+    this.namespace = this.policy.name ?? defaultNamespace(this.policy);
   }
 
   /** Decides and, when allowed, charges `cost` (default 1) to `key`. Refusal is a result, not an error. */
@@ -166,9 +166,13 @@ export class Limiter {
   }
 }
 
-/** `<suffix>-<8 hex of the algorithm parameters>`: two different policies never share keys by accident. */
-function defaultNamespace(policy: Policy, suffix: string): string {
+/**
+ * 6 base64url characters (36 bits) of a hash of the algorithm and its parameters: two different
+ * policies never share keys by accident. Short on purpose: the key's length decides its Redis
+ * allocation (docs/decisions/short-default-namespace.md); the key's last segment names the algorithm.
+ */
+function defaultNamespace(policy: Policy): string {
   const { name: _n, failMode: _f, timeoutMs: _t, ...params } = policy;
   const canonical = JSON.stringify(Object.entries(params).sort(([a], [b]) => a.localeCompare(b)));
-  return `${suffix}-${createHash('sha1').update(canonical).digest('hex').slice(0, 8)}`;
+  return createHash('sha1').update(canonical).digest('base64url').slice(0, 6);
 }
