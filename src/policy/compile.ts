@@ -1,0 +1,180 @@
+// Builds the frozen Rules object from a validated rules file: policies parsed once, descriptor
+// trees indexed for matching, the request mapping and the queue configurations.
+import { createHash } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import { parsePolicy, type Policy, type PolicyInput } from '../limiters/policy.js';
+import { RouteGroups, type RouteGroupSpec } from '../http/route-groups.js';
+import type { DescriptorNodeSpec } from './descriptor-schema.js';
+import { TreeLevel, walkTree, type DescriptorEntry, type Rule, type TreeNode } from './descriptor.js';
+import type { RulesFileSpec } from './file-schema.js';
+import type { LimitPart } from './limit-schema.js';
+import { policyInputOf } from './policy-map.js';
+import { compileQueue, type QueueRule } from './queues.js';
+import { compileHttp, type DescriptorOptions, type HttpRules, type RequestInfo } from './request.js';
+import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
+import type { FieldPath } from './source-map.js';
+
+/** A descriptor of a request together with the rule it matched. */
+export interface RequestMatch {
+  readonly domain: string;
+  readonly entries: readonly DescriptorEntry[];
+  readonly rule: Rule;
+}
+
+/** A validated, compiled, frozen rules file. */
+export interface Rules {
+  /** 12 hex digits of the file content's SHA-256: which rules were in force, for logs. */
+  readonly version: string;
+  /** The file the rules came from (as given). */
+  readonly file: string;
+  /** Domain names, in file order. */
+  readonly domains: readonly string[];
+  /** Every rule (limiting or unlimited descriptor node), in file order. */
+  readonly rules: readonly Rule[];
+  /** Plan name -> its policy (without a rule name). */
+  readonly plans: Readonly<Record<string, Policy>>;
+  /** Route group name -> patterns and methods, in match order. */
+  readonly routeGroups: Readonly<Record<string, RouteGroupSpec>>;
+  /** The `http:` section, or undefined when the file has none. */
+  readonly http: HttpRules | undefined;
+  /** Throttled queues, in file order. */
+  readonly queues: readonly QueueRule[];
+  /** The queue called `name`. */
+  queue(name: string): QueueRule | undefined;
+  /**
+   * The rule a descriptor matches in `domain` (Envoy semantics: level by level, exact value beats
+   * wildcard beats key-only, every entry consumed, last node has a rule), or undefined.
+   */
+  matchDescriptor(domain: string, entries: readonly DescriptorEntry[]): Rule | undefined;
+  /** The descriptors the `http:` section makes of a request (none without an `http:` section). */
+  requestDescriptors(req: RequestInfo, options?: DescriptorOptions): DescriptorEntry[][];
+  /** {@link requestDescriptors} matched against the http domain: one entry per descriptor that hit a rule. */
+  matchRequest(req: RequestInfo, options?: DescriptorOptions): RequestMatch[];
+  /** The route group of a method and raw path, or undefined. */
+  routeOf(method: string, path: string): string | undefined;
+}
+
+/** What compilation needs besides the data. */
+export interface CompileContext {
+  file: string;
+  text: string;
+  locate(path: FieldPath): { line: number; column: number };
+}
+
+/** Compiles validated data (the semantic checks passed, so every policy parses). */
+export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
+  const plans: Record<string, Policy> = {};
+  const planParts: Record<string, LimitPart> = {};
+  for (const [name, plan] of Object.entries(spec.plans ?? {})) {
+    planParts[name] = plan;
+    plans[name] = parsePolicy(policyInputOf(plan, undefined));
+  }
+
+  const rules: Rule[] = [];
+  const trees = new Map<string, TreeLevel>();
+  (spec.domains ?? []).forEach((d, i) => {
+    const build = (nodes: readonly DescriptorNodeSpec[], base: FieldPath, steps: readonly PathStep[]): TreeLevel =>
+      new TreeLevel(
+        nodes.map((node, j): TreeNode => {
+          const path = [...base, j];
+          const here = [...steps, { key: node.key, value: node.value }];
+          const rule = ruleOf(node, d.domain, here, path, planParts, ctx);
+          if (rule) rules.push(rule);
+          return { key: node.key, match: matchOf(node.value), rule, children: build(node.descriptors ?? [], [...path, 'descriptors'], here) };
+        }),
+      );
+    trees.set(d.domain, build(d.descriptors, ['domains', i, 'descriptors'], []));
+  });
+
+  const routeGroups: Record<string, RouteGroupSpec> = {};
+  for (const [name, g] of Object.entries(spec.route_groups ?? {})) {
+    routeGroups[name] = g.methods ? { paths: g.paths, methods: g.methods } : { paths: g.paths };
+  }
+  const routes = new RouteGroups(routeGroups);
+  const http = spec.http ? compileHttp(spec.http, routes) : undefined;
+  const baseDir = dirname(resolve(ctx.file));
+  const queues = (spec.queues ?? []).map((q) => compileQueue(q, baseDir));
+  const queueByName = new Map(queues.map((q) => [q.name, q]));
+
+  const matchDescriptor = (domain: string, entries: readonly DescriptorEntry[]) => {
+    const tree = trees.get(domain);
+    return tree ? walkTree(tree, entries) : undefined;
+  };
+  const requestDescriptors = (req: RequestInfo, options?: DescriptorOptions) => (http ? http.descriptors(req, options) : []);
+
+  return deepFreeze({
+    version: createHash('sha256').update(ctx.text).digest('hex').slice(0, 12),
+    file: ctx.file,
+    domains: (spec.domains ?? []).map((d) => d.domain),
+    rules,
+    plans,
+    routeGroups,
+    http: http?.rules,
+    queues,
+    queue: (name: string) => queueByName.get(name),
+    matchDescriptor,
+    requestDescriptors,
+    matchRequest(req: RequestInfo, options?: DescriptorOptions): RequestMatch[] {
+      if (!http) return [];
+      const domain = http.rules.domain;
+      return requestDescriptors(req, options).flatMap((entries) => {
+        const rule = matchDescriptor(domain, entries);
+        return rule ? [{ domain, entries, rule }] : [];
+      });
+    },
+    routeOf: (method: string, path: string) => routes.match(method, path),
+  });
+}
+
+function matchOf(value: string | undefined): TreeNode['match'] {
+  if (value === undefined || value === '*') return { kind: 'any' };
+  if (value.endsWith('*')) return { kind: 'prefix', text: value.slice(0, -1) };
+  return { kind: 'exact', text: value };
+}
+
+function ruleOf(
+  node: DescriptorNodeSpec,
+  domain: string,
+  steps: readonly PathStep[],
+  path: FieldPath,
+  plans: Record<string, LimitPart>,
+  ctx: CompileContext,
+): Rule | undefined {
+  const limiting = node.rate_limit !== undefined || node.policy !== undefined || node.plan !== undefined;
+  if (!limiting && node.unlimited !== true) return undefined;
+  const id = ruleIdOf(domain, steps);
+  const name = node.name ?? defaultRuleName(id);
+  const at = ctx.locate(path);
+  const base = { id, name, domain, source: { file: ctx.file, line: at.line, column: at.column } };
+  if (node.unlimited === true) return { ...base, policy: null, shadowMode: false, unlimited: true };
+  // A plan gives the limit; the node's own fail_mode, timeout and shadow_mode override the plan's.
+  const plan = node.plan === undefined ? undefined : plans[node.plan]!;
+  const limit: LimitPart = plan ? { ...plan, ...definedOnly(node) } : node;
+  const policy = parsePolicy(policyInputOf(limit, name) as PolicyInput);
+  return {
+    ...base,
+    policy,
+    shadowMode: limit.shadow_mode ?? false,
+    unlimited: false,
+    ...(node.plan === undefined ? {} : { plan: node.plan }),
+  };
+}
+
+function definedOnly(node: DescriptorNodeSpec): Partial<LimitPart> {
+  const out: Partial<LimitPart> = {};
+  if (node.fail_mode !== undefined) out.fail_mode = node.fail_mode;
+  if (node.timeout !== undefined) out.timeout = node.timeout;
+  if (node.shadow_mode !== undefined) out.shadow_mode = node.shadow_mode;
+  return out;
+}
+
+/** Freezes data objects all the way down (functions and class instances are left as they are). */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return value;
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}

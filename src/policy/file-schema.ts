@@ -1,0 +1,27 @@
+// The whole rules file: its top-level sections, and the error wording shared by all of them.
+import { z } from 'zod';
+import { domainSchema } from './descriptor-schema.js';
+import { httpSchema, routeGroupsSchema } from './http-schema.js';
+import { nameSchema, planSchema } from './limit-schema.js';
+import { queueSchema } from './queue-schema.js';
+
+/** The rules file, as written (snake_case); every section is optional. */
+export const rulesFileSchema = z
+  .object({
+    domains: z.array(domainSchema).optional(),
+    plans: z.record(nameSchema, planSchema).optional(),
+    route_groups: routeGroupsSchema.optional(),
+    http: httpSchema.optional(),
+    queues: z.array(queueSchema).optional(),
+  })
+  .strict();
+export type RulesFileSpec = z.infer<typeof rulesFileSchema>;
+
+/** Error wording for a rules file parse: a missing field says so instead of "expected string, received undefined". */
+export function rulesErrorMap(issue: { code?: string; input?: unknown; path?: PropertyKey[]; expected?: string }): string | undefined {
+  if (issue.code !== 'invalid_type') return undefined;
+  if (issue.input === undefined) return 'required field is missing';
+  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http and/or queues';
+  const got = issue.input === null ? 'null' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
+  return `expected ${issue.expected === 'object' ? 'a mapping' : issue.expected === 'array' ? 'a list' : issue.expected}, got ${got}`;
+}

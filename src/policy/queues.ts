@@ -1,0 +1,92 @@
+// The compiled `queues:` section: each queue's throttle settings (camelCase, in the shape the
+// throttler's config schema takes), where its lane key comes from, and its handler.
+import { isAbsolute, resolve } from 'node:path';
+import type { QueueSpec } from './queue-schema.js';
+
+/** Where a job's lane key comes from. */
+export type QueueKeySource =
+  | { readonly type: 'body' }
+  | { readonly type: 'api_key' }
+  | { readonly type: 'user' }
+  | { readonly type: 'ip' }
+  | { readonly type: 'header'; readonly name: string };
+
+/** An upstream header value: from an environment variable, or a literal for non-secret headers. */
+export type HeaderValueSource = { readonly env: string } | { readonly value: string };
+
+/** Forward the job's payload to an upstream HTTP API; its status and body become the result. */
+export interface HttpHandlerRule {
+  readonly type: 'http';
+  readonly url: string;
+  /** Default POST. */
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Default 10 s. */
+  readonly timeoutMs: number;
+  readonly headers: Readonly<Record<string, HeaderValueSource>>;
+}
+
+/** Run an exported function of a JS/TS module. */
+export interface ModuleHandlerRule {
+  readonly type: 'module';
+  /** Absolute path (the file gives it relative to the rules file). */
+  readonly path: string;
+  /** Export name, default `default`. */
+  readonly exportName: string;
+}
+
+/**
+ * Throttle settings as the rules file gives them. Only fields the file sets are present, so the
+ * throttler's own defaults apply to the rest. Field names match its config schema.
+ */
+export interface QueueThrottleSettings {
+  readonly ratePerSecond: number;
+  readonly capacity: number;
+  readonly maxWaitMs?: number;
+  readonly globalRatePerSecond?: number;
+  readonly burst?: number;
+  readonly attempts?: number;
+  readonly backoff?: { readonly type: 'fixed' | 'exponential'; readonly delayMs: number };
+  readonly maxPayloadBytes?: number;
+}
+
+/** One queue of the rules file. */
+export interface QueueRule {
+  readonly name: string;
+  readonly throttle: QueueThrottleSettings;
+  /** Default `body` (the submit body's `key`). */
+  readonly key: QueueKeySource;
+  readonly handler: HttpHandlerRule | ModuleHandlerRule;
+}
+
+/** Default upstream timeout of an http handler. */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+
+/** Compiles one validated queue; module paths resolve against `baseDir` (the rules file's folder). */
+export function compileQueue(q: QueueSpec, baseDir: string): QueueRule {
+  const throttle: Record<string, unknown> = { ratePerSecond: q.rate_per_second, capacity: q.capacity };
+  if (q.max_wait !== undefined) throttle.maxWaitMs = q.max_wait;
+  if (q.global_rate_per_second !== undefined) throttle.globalRatePerSecond = q.global_rate_per_second;
+  if (q.burst !== undefined) throttle.burst = q.burst;
+  if (q.attempts !== undefined) throttle.attempts = q.attempts;
+  if (q.backoff !== undefined) throttle.backoff = { type: q.backoff.type, delayMs: q.backoff.delay };
+  if (q.max_payload_bytes !== undefined) throttle.maxPayloadBytes = q.max_payload_bytes;
+
+  const keyText = q.key ?? 'body';
+  const key: QueueKeySource = keyText.startsWith('header:')
+    ? { type: 'header', name: keyText.slice('header:'.length) }
+    : { type: keyText as 'body' | 'api_key' | 'user' | 'ip' };
+
+  const h = q.handler;
+  const handler: HttpHandlerRule | ModuleHandlerRule =
+    h.type === 'http'
+      ? {
+          type: 'http',
+          url: h.url,
+          method: h.method ?? 'POST',
+          timeoutMs: h.timeout ?? DEFAULT_HANDLER_TIMEOUT_MS,
+          headers: Object.fromEntries(Object.entries(h.headers ?? {}).map(([n, v]) => [n, typeof v === 'string' ? { value: v } : { env: v.env }])),
+        }
+      : { type: 'module', path: isAbsolute(h.path) ? h.path : resolve(baseDir, h.path), exportName: h.export ?? 'default' };
+
+  return { name: q.name, throttle: throttle as unknown as QueueThrottleSettings, key, handler };
+}

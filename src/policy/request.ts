@@ -1,0 +1,174 @@
+// How an HTTP request becomes descriptors (the `http:` section): each template's entries take
+// their values from identity sources; a template whose source has no value yields no descriptor.
+import { createHash } from 'node:crypto';
+import { clientNetwork, resolveClientIp, TrustedProxies } from '../http/identity.js';
+import { parseIp } from '../http/ip.js';
+import type { RouteGroups } from '../http/route-groups.js';
+import type { DescriptorEntry } from './descriptor.js';
+import type { EntrySpec, HttpSpec } from './http-schema.js';
+import { SECRET_HEADER } from './queue-schema.js';
+
+/** What the request-to-descriptor mapping needs of a request: small and plain, so tests need no express. */
+export interface RequestInfo {
+  /** HTTP method, any case. */
+  method: string;
+  /** The path as received, query included or not (`req.originalUrl`); it is normalised for route groups. */
+  path: string;
+  /** Request headers with lower-case names, as node gives them (`req.headers`). */
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** The TCP peer (`req.socket.remoteAddress`). */
+  socketAddress: string | undefined;
+  /** The authenticated user, as an auth middleware left it (`req.user`); read by `property: user.id`. */
+  user?: unknown;
+}
+
+/** Options of one mapping. */
+export interface DescriptorOptions {
+  /**
+   * Hashes secret values (API keys, secret headers, entries with `hash: true`). Default: SHA-256,
+   * 22 base64url characters, unkeyed. Pass `(v) => sluice.keys.hash(v)` to use the instance's HMAC secret.
+   */
+  hash?: (value: string) => string;
+}
+
+/** The compiled `http:` section. */
+export interface HttpRules {
+  /** The domain HTTP descriptors are matched in. */
+  readonly domain: string;
+  readonly trustedProxies: readonly string[];
+  readonly ipv4Prefix: number;
+  readonly ipv6Prefix: number;
+  readonly apiKeyHeader: string;
+  readonly user: HttpSpec['user'];
+  readonly plan: HttpSpec['plan'];
+  /** Templates, each an ordered list of entries. */
+  readonly templates: readonly (readonly EntrySpec[])[];
+}
+
+/** Default hash of secret values: SHA-256, 132 bits as 22 base64url characters (as the key builder does). */
+export function defaultHash(value: string): string {
+  return createHash('sha256').update(value).digest('base64url').slice(0, 22);
+}
+
+/** Compiles the `http:` section into its plain description and a request-to-descriptors function. */
+export function compileHttp(
+  spec: HttpSpec,
+  routes: RouteGroups,
+): { rules: HttpRules; descriptors: (req: RequestInfo, options?: DescriptorOptions) => DescriptorEntry[][] } {
+  const trusted = TrustedProxies.from(spec.trusted_proxies ?? []);
+  const rules: HttpRules = {
+    domain: spec.domain,
+    trustedProxies: spec.trusted_proxies ?? [],
+    ipv4Prefix: spec.ipv4_prefix ?? 32,
+    ipv6Prefix: spec.ipv6_prefix ?? 64,
+    apiKeyHeader: spec.api_key_header ?? 'X-API-Key',
+    user: spec.user,
+    plan: spec.plan,
+    templates: spec.descriptors,
+  };
+
+  const descriptors = (req: RequestInfo, options: DescriptorOptions = {}): DescriptorEntry[][] => {
+    const hash = options.hash ?? defaultHash;
+    const cache = new Map<string, string | undefined>();
+    // Each source is read at most once per request, however many templates use it.
+    const read = (source: string): string | undefined => {
+      if (!cache.has(source)) cache.set(source, readSource(source, req, rules, trusted, routes, hash));
+      return cache.get(source);
+    };
+    const out: DescriptorEntry[][] = [];
+    for (const template of rules.templates) {
+      const entries: DescriptorEntry[] = [];
+      for (const entry of template) {
+        let value = entry.value ?? read(entry.source!);
+        if (value === undefined) break;
+        if (entry.hash && entry.source !== 'api_key' && !isSecretSource(entry.source)) value = hash(value);
+        entries.push({ key: entry.key, value });
+      }
+      if (entries.length === template.length) out.push(entries);
+    }
+    return out;
+  };
+  return { rules, descriptors };
+}
+
+function isSecretSource(source: string | undefined): boolean {
+  return source !== undefined && source.startsWith('header:') && SECRET_HEADER.test(source.slice(7));
+}
+
+function readSource(
+  source: string,
+  req: RequestInfo,
+  rules: HttpRules,
+  trusted: TrustedProxies,
+  routes: RouteGroups,
+  hash: (v: string) => string,
+): string | undefined {
+  switch (source) {
+    case 'api_key': {
+      const key = header(req, rules.apiKeyHeader);
+      // A raw API key never leaves this function.
+      return key === undefined ? undefined : hash(key);
+    }
+    case 'user':
+      return rules.user ? lookup(req, rules.user, trusted) : undefined;
+    case 'plan':
+      return (rules.plan ? lookup(req, rules.plan, trusted) : undefined) ?? rules.plan?.default;
+    case 'ip': {
+      const ip = resolveClientIp(req.socketAddress, req.headers['x-forwarded-for'], trusted);
+      return ip ? clientNetwork(ip, { ipv4Prefix: rules.ipv4Prefix, ipv6Prefix: rules.ipv6Prefix }) : undefined;
+    }
+    case 'route':
+      return routes.match(req.method, req.path);
+    case 'method':
+      return req.method.toUpperCase();
+    default: {
+      const name = source.slice('header:'.length);
+      const value = header(req, name);
+      return value !== undefined && SECRET_HEADER.test(name) ? hash(value) : value;
+    }
+  }
+}
+
+/** A user id or plan name from a property path or (from a trusted peer, by default) a header. */
+function lookup(
+  req: RequestInfo,
+  spec: { property?: string | undefined; header?: string | undefined; require_trusted_peer?: boolean | undefined },
+  trusted: TrustedProxies,
+): string | undefined {
+  if (spec.property !== undefined) return scalar(propertyOf(req, spec.property));
+  if (spec.header === undefined) return undefined;
+  if (spec.require_trusted_peer !== false) {
+    const peer = req.socketAddress === undefined ? undefined : parseIp(req.socketAddress);
+    if (!peer || !trusted.trusts(peer)) return undefined;
+  }
+  return header(req, spec.header);
+}
+
+function propertyOf(req: RequestInfo, path: string): unknown {
+  let v: unknown = req;
+  for (const part of path.split('.')) {
+    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, part)) return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
+}
+
+function scalar(v: unknown): string | undefined {
+  if (typeof v === 'string') return v === '' ? undefined : v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'bigint') return String(v);
+  return undefined;
+}
+
+/** The first value of a header (any case of its name), trimmed; undefined when absent or empty. */
+function header(req: RequestInfo, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  let raw = req.headers[lower];
+  if (raw === undefined) {
+    const found = Object.keys(req.headers).find((k) => k.toLowerCase() === lower);
+    raw = found === undefined ? undefined : req.headers[found];
+  }
+  const first = typeof raw === 'string' ? raw : raw?.[0];
+  const trimmed = first?.trim();
+  return trimmed ? trimmed : undefined;
+}
