@@ -1,5 +1,5 @@
 -- throttle-admit.lua: admit one job into a lane (a bounded queue drained at a fixed rate), atomically.
--- KEYS[1]  lane hash {s, d, r} (see includes/lane.lua)
+-- KEYS[1]  lane hash {s, d, u} (see includes/lane.lua)
 -- KEYS[2]  lane queue: sorted set of "<job id>|<cost>" scored by predicted start µs
 -- KEYS[3]  the throttle's busy set: lane id -> µs of last change, lanes with queued work
 -- KEYS[4]  the BullMQ job hash of this job id (only tested for existence: idempotent submit)
@@ -20,7 +20,8 @@
 --   { 3, 0, 0, now}                duplicate that already left the lane (running or finished)
 --   {-1, retry µs, depth, now}     queue_full: retry = until enough queued work has started
 --   {-2, retry µs, wait µs, now}   wait_too_long: retry = until the predicted wait fits
--- Admission moves no meter: the predicted start is the lane's next slot plus the queued work ahead.
+-- Admission moves no meter: the predicted start is the lane's next free slot plus the queued work
+-- ahead that holds no slot yet.
 -- @include now
 -- @include lane
 
@@ -44,9 +45,11 @@ if ARGV[11] == '1' then
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
 
-local state = redis.call('HMGET', KEYS[1], 's', 'd')
+local state = redis.call('HMGET', KEYS[1], 's', 'd', 'u')
 local slot = tonumber(state[1] or 0)
 local depth = tonumber(state[2] or 0)
+-- Queued work that already holds a slot is behind `slot` already; the rest queues after it.
+local unreserved = depth - tonumber(state[3] or 0)
 local busy = redis.call('ZCARD', KEYS[3])
 if depth == 0 then busy = busy + 1 end
 local interval = effective_interval(lane_interval, global_interval, busy)
@@ -67,7 +70,7 @@ if depth + cost > capacity then
   return {-1, math.max(1000, at - now), depth, now}
 end
 
-local start = base + span(depth, interval, margin)
+local start = base + span(unreserved, interval, margin)
 if max_wait > 0 and start - now > max_wait then
   return {-2, start - now - max_wait, start - now, now}
 end

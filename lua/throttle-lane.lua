@@ -1,5 +1,5 @@
 -- throttle-lane.lua: read a lane's state in one consistent step.
--- KEYS[1]  lane hash {s, d, r}
+-- KEYS[1]  lane hash {s, d, u}
 -- KEYS[2]  lane queue: sorted set of "<job id>|<cost>"
 -- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
 -- returns {next slot µs, queued cost units, queued jobs, now µs}

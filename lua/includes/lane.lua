@@ -1,7 +1,8 @@
 -- includes/lane.lua: bookkeeping shared by the throttle scripts.
--- A lane is the bounded queue of one key: hash {s = next start slot µs, d = queued cost units,
--- r = next slot handed to a deferred job µs} + a sorted set of queued members "<job id>|<cost>"
--- scored by predicted start µs. The throttle's busy set holds the ids of lanes with d > 0.
+-- A lane is the bounded queue of one key: hash {s = next free start slot µs, d = queued cost units,
+-- u = queued units that already hold a reserved slot} + a sorted set of queued members
+-- "<job id>|<cost>" scored by predicted start µs + a sorted set of reserved slots (member -> µs).
+-- The throttle's busy set holds the ids of lanes with d > 0.
 
 -- Members carry the cost so that the lane can be repaired from the member alone.
 local function member_cost(member)

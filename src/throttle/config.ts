@@ -40,8 +40,13 @@ export const throttleConfigSchema = z
     backoff: backoffSchema.optional(),
     /** Largest serialised payload accepted, in bytes. */
     maxPayloadBytes: z.number().int().positive().max(64 * 1024 * 1024).default(256 * 1024),
-    /** How far ahead of its slot a job is handed to a worker, which then waits for the exact instant (ms). */
+    /** How far ahead of its slot the gate hands a job its start time; the worker then waits for the exact instant (ms). */
     leadMs: z.number().int().nonnegative().max(10_000).default(50),
+    /**
+     * How much earlier than that a queued job is delivered to a worker (ms, default 200), because BullMQ
+     * promotes delayed jobs with up to ~100 ms of latency; the worker holds the job in the meantime.
+     */
+    fetchAheadMs: z.number().int().nonnegative().max(60_000).default(200),
     /**
      * Slots are spaced this fraction wider than the rate (default 1%), so that timing jitter between
      * worker processes never puts rate + 1 starts inside one second.
@@ -74,8 +79,11 @@ export interface ThrottleTiming {
   laneIntervalUs: number;
   globalIntervalUs: number;
   leadUs: number;
+  fetchAheadUs: number;
   marginPpm: number;
   maxWaitUs: number;
+  /** A reserved slot missed by more than this is given up: what the margin absorbs over one second. */
+  lateToleranceUs: number;
 }
 
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
@@ -86,7 +94,9 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     // Under a global cap no job may hold a global slot further ahead than one global interval:
     // otherwise slots reserved by busy lanes would stand between an idle key's first job and the upstream.
     leadUs: globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, globalIntervalUs) : config.leadMs * 1000,
+    fetchAheadUs: config.fetchAheadMs * 1000,
     marginPpm: Math.round(config.pacingMargin * 1e6),
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
+    lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6)),
   };
 }

@@ -36,6 +36,11 @@ export class ThrottleKeys {
     return `${this.tag}:l:${laneId}:q`;
   }
 
+  /** Start slots reserved by jobs that reached the gate early: member -> µs. */
+  laneReservations(laneId: string): string {
+    return `${this.tag}:l:${laneId}:v`;
+  }
+
   /** The BullMQ job hash of a job id (BullMQ's own layout: `<prefix>:<queue>:<id>`). */
   job(jobId: string): string {
     return `${this.bullPrefix}:${this.name}:${jobId}`;

@@ -54,12 +54,16 @@ export class LaneScripts {
     }
   }
 
-  async start(laneId: string, jobId: string, cost: number): Promise<StartReply> {
+  /**
+   * The outflow gate. `heldUs`: a start slot this job was granted and missed (its worker fell behind),
+   * handed back so the job takes the next usable slot.
+   */
+  async start(laneId: string, jobId: string, cost: number, heldUs?: number): Promise<StartReply> {
     const t = this.timing;
     const [go, at, nowUs] = (await this.scripts.run(
       'throttle-start',
-      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.global],
-      ['', laneMember(jobId, cost), cost, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.leadUs, t.marginPpm, laneId],
+      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.global, this.keys.laneReservations(laneId)],
+      ['', laneMember(jobId, cost), cost, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.leadUs, t.marginPpm, laneId, t.lateToleranceUs, heldUs ?? ''],
     )) as [number, number, number];
     return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, wakeUs: at, nowUs };
   }
@@ -67,7 +71,7 @@ export class LaneScripts {
   /** Takes admitted members back out of the lane (their jobs were never enqueued). */
   async release(laneId: string, members: string[]): Promise<number> {
     return Number(
-      await this.scripts.run('throttle-release', [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy], ['', laneId, 'release', ...members]),
+      await this.scripts.run('throttle-release', this.laneKeys(laneId), ['', laneId, 'release', ...members]),
     );
   }
 
@@ -77,10 +81,14 @@ export class LaneScripts {
     return Number(
       await this.scripts.run(
         'throttle-release',
-        [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, ...jobKeys],
+        [...this.laneKeys(laneId), ...jobKeys],
         ['', laneId, 'repair', ...members],
       ),
     );
+  }
+
+  private laneKeys(laneId: string): string[] {
+    return [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.laneReservations(laneId)];
   }
 
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */

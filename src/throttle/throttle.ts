@@ -12,6 +12,7 @@ import { jobStatusOf, type JobData, type JobStatus } from './job-status.js';
 import { ThrottleKeys, laneMember } from './keys.js';
 import { LaneScripts, type AdmitReply } from './lane-scripts.js';
 import { checkPayload } from './payload.js';
+import { passGate } from './pass-gate.js';
 import { sleep } from './sleep.js';
 
 export interface SubmitOptions extends IdentityOptions {
@@ -152,14 +153,7 @@ export class Throttle {
     if (reply.kind !== 'admitted') throw new SluiceError('SLUICE_ERR_SCRIPT', `unexpected admission ${reply.kind}`);
     try {
       await sleep((reply.startUs - this.timing.leadUs - reply.nowUs) / 1000);
-      for (;;) {
-        const gate = await this.gateLanes.start(laneId, jobId, cost);
-        if (gate.go) {
-          await sleep((gate.startUs - gate.nowUs) / 1000);
-          break;
-        }
-        await sleep((gate.wakeUs - gate.nowUs) / 1000);
-      }
+      await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => Promise.resolve(undefined));
     } catch (error) {
       // Give the slot back if we never got to start (the gate call itself may have failed).
       await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
@@ -180,7 +174,8 @@ export class Throttle {
 
   private async enqueue(laneId: string, jobId: string, cost: number, payload: unknown, reply: Extract<AdmitReply, { kind: 'admitted' }>) {
     const startMs = Math.ceil(reply.startUs / 1000);
-    const delay = Math.max(0, Math.floor((reply.startUs - this.timing.leadUs - reply.nowUs) / 1000));
+    const t = this.timing;
+    const delay = Math.max(0, Math.floor((reply.startUs - t.leadUs - t.fetchAheadUs - reply.nowUs) / 1000));
     const { attempts, backoff, keepCompleted, keepFailed } = this.config;
     try {
       await this.withinDeadline('enqueue', () =>

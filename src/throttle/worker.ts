@@ -7,7 +7,8 @@ import type { ThrottleContext } from './context.js';
 import { DeferJob } from './defer.js';
 import type { JobData } from './job-status.js';
 import { LaneRepairer } from './repair.js';
-import { sleep } from './sleep.js';
+import { passGate } from './pass-gate.js';
+import { Semaphore } from './semaphore.js';
 import type { Throttle } from './throttle.js';
 
 /** What a handler receives. */
@@ -29,8 +30,13 @@ export interface ThrottledJob<P = unknown> {
 export type JobHandler<P = unknown, R = unknown> = (job: ThrottledJob<P>) => R | Promise<R>;
 
 export interface ThrottleWorkerOptions {
-  /** Jobs in flight in this process (default 10). Jobs wait here for their slot for up to the lead time. */
+  /** Handlers running at once in this process (default 10). */
   concurrency?: number;
+  /**
+   * Jobs this process may hold while they wait for their start slot (default 100). A job is delivered
+   * up to fetchAheadMs + leadMs before its slot; at rate r per lane, about r x that window are held.
+   */
+  holdCapacity?: number;
   /** BullMQ lock duration (ms, default 30,000): a job whose worker died is re-run after about this long. */
   lockDurationMs?: number;
   /** How often stalled jobs are looked for (ms, default 30,000). */
@@ -48,6 +54,7 @@ export class ThrottleWorker {
   private repairTimer: NodeJS.Timeout | undefined;
   private readonly started: Promise<void>;
   private closing = false;
+  private readonly handlerSlots: Semaphore;
 
   constructor(
     private readonly ctx: ThrottleContext,
@@ -55,6 +62,7 @@ export class ThrottleWorker {
     private readonly handler: JobHandler,
     private readonly options: ThrottleWorkerOptions = {},
   ) {
+    this.handlerSlots = new Semaphore(options.concurrency ?? 10);
     this.started = throttle.then((t) => this.start(t));
     this.started.catch(() => undefined);
   }
@@ -80,7 +88,8 @@ export class ThrottleWorker {
     this.worker = new Worker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
       connection: client,
       prefix: throttle.keys.bullPrefix,
-      concurrency: o.concurrency ?? 10,
+      // BullMQ's concurrency covers the jobs held for their slot too; handlers are limited by handlerSlots.
+      concurrency: (o.concurrency ?? 10) + (o.holdCapacity ?? 100),
       lockDuration: o.lockDurationMs ?? 30_000,
       stalledInterval: o.stalledIntervalMs ?? 30_000,
       maxStalledCount: o.maxStalledCount ?? 3,
@@ -110,21 +119,31 @@ export class ThrottleWorker {
 
   private async process(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
     const { l: lane, c: cost, p: data } = job.data;
-    const gate = await throttle.gateLanes.start(lane, job.id!, cost);
-    if (!gate.go) {
+    const fetchAheadMs = throttle.timing.fetchAheadUs / 1000;
+    const outcome = await passGate(
+      throttle.gateLanes,
+      lane,
+      job.id!,
+      cost,
+      throttle.timing,
+      // A wait longer than BullMQ's delivery latency is better spent back in the queue.
+      async (waitMs) => (waitMs > fetchAheadMs ? { started: false, waitMs } : undefined),
+      () => this.handlerSlots.acquire(),
+      () => this.handlerSlots.release(),
+    );
+    if (!outcome.started) {
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
-      await job.moveToDelayed(Date.now() + (gate.wakeUs - gate.nowUs) / 1000, token);
+      await job.moveToDelayed(Date.now() + outcome.waitMs - fetchAheadMs, token);
       throw new DelayedError();
     }
-    await sleep((gate.startUs - gate.nowUs) / 1000);
-    this.ctx.observer?.onStart?.({
-      queue: throttle.name,
-      queuedMs: Math.max(0, gate.startUs / 1000 - job.timestamp),
-      lateMs: 0,
-      retry: job.attemptsMade > 0 || job.attemptsStarted > 1,
-    });
     try {
-      return await this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: gate.startUs / 1000, raw: job });
+      this.ctx.observer?.onStart?.({
+        queue: throttle.name,
+        queuedMs: Math.max(0, outcome.slotUs / 1000 - job.timestamp),
+        lateMs: 0,
+        retry: job.attemptsMade > 0 || job.attemptsStarted > 1,
+      });
+      return await this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: outcome.slotUs / 1000, raw: job });
     } catch (error) {
       if (!(error instanceof DeferJob)) throw error;
       // The upstream said "later": hold the lane (or the throttle) and put the job back, no attempt used.
@@ -132,6 +151,8 @@ export class ThrottleWorker {
       await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + error.delayMs, token);
       throw new DelayedError();
+    } finally {
+      this.handlerSlots.release();
     }
   }
 }

@@ -1,0 +1,72 @@
+// A child process that plays a throttle producer and/or worker, driven by JSON lines on stdin and
+// reporting on stdout (one JSON message per line). Used by the multi-process throttle tests.
+// argv: <redis target JSON> <prefix> <throttle name> <throttle config JSON> <worker options JSON>
+import { createInterface } from 'node:readline';
+import { createSluice, DeferJob } from '../../src/index.js';
+
+const [target, prefix, name, configJson, workerOptionsJson] = process.argv.slice(2);
+const sluice = createSluice({ redis: JSON.parse(target!), prefix: prefix! });
+const throttle = sluice.throttle(name!, JSON.parse(configJson!));
+const send = (msg: object) => process.stdout.write(JSON.stringify(msg) + '\n');
+
+interface Behaviour {
+  /** Job payloads with `hang: true` never finish in this process (so it can be killed mid-job). */
+  hang?: boolean;
+  /** Payload field `failTimes`: throw on the first N attempts. Payload `deferMs`: DeferJob on the first attempt. */
+  durationMs?: number;
+}
+
+async function startWorker(concurrency: number, behaviour: Behaviour) {
+  const worker = sluice.worker(
+    name!,
+    async (job) => {
+      const t = performance.timeOrigin + performance.now();
+      const data = job.data as { tag?: string; hang?: boolean; failTimes?: number; deferMs?: number };
+      send({ type: 'start', id: job.id, lane: job.lane, cost: job.cost, t, slot: job.slotMs, attempt: job.attemptsMade, tag: data?.tag, pid: process.pid });
+      if (data?.hang && behaviour.hang) await new Promise(() => undefined);
+      if (data?.deferMs && job.attemptsMade === 0 && !(job.raw.data as { deferred?: boolean }).deferred) {
+        await job.raw.updateData({ ...job.raw.data, deferred: true } as never);
+        throw new DeferJob(data.deferMs);
+      }
+      if (data?.failTimes && job.attemptsMade < data.failTimes) throw new Error(`planned failure ${job.attemptsMade + 1}`);
+      if (behaviour.durationMs) await new Promise((r) => setTimeout(r, behaviour.durationMs));
+      return { done: data?.tag ?? job.id, pid: process.pid };
+    },
+    { concurrency, ...JSON.parse(workerOptionsJson || '{}') },
+  );
+  await worker.waitUntilReady();
+  return worker;
+}
+
+let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+const rl = createInterface({ input: process.stdin });
+send({ type: 'ready' });
+for await (const line of rl) {
+  const msg = JSON.parse(line) as { cmd: string; [k: string]: unknown };
+  try {
+    if (msg.cmd === 'worker') {
+      worker = await startWorker(Number(msg.concurrency ?? 10), (msg.behaviour as Behaviour) ?? {});
+      send({ type: 'worker-ready' });
+    } else if (msg.cmd === 'submit') {
+      // Several keys/payloads at once, all in flight together.
+      const items = msg.items as { key: string; payload: unknown; cost?: number; id?: string; nowMs?: number }[];
+      const results = await Promise.all(
+        items.map((i) =>
+          throttle.submit(i.key, i.payload, {
+            ...(i.cost !== undefined ? { cost: i.cost } : {}),
+            ...(i.id !== undefined ? { id: i.id } : {}),
+            ...(i.nowMs !== undefined ? { nowMs: i.nowMs } : {}),
+          }),
+        ),
+      );
+      send({ type: 'submitted', results });
+    } else if (msg.cmd === 'close') {
+      await worker?.close();
+      await sluice.close();
+      send({ type: 'closed' });
+      process.exit(0);
+    }
+  } catch (error) {
+    send({ type: 'error', message: (error as Error).message });
+  }
+}

@@ -1,0 +1,87 @@
+// Starting and driving throttle child processes (see throttle-proc.ts) from a test.
+import type { ThrottleConfigInput } from '../../src/index.js';
+import type { Backend } from './fixtures.js';
+import { startTsProcess, type ChildHandle } from './processes.js';
+
+export interface StartEvent {
+  id: string;
+  lane: string;
+  cost: number;
+  /** Wall-clock ms (performance.timeOrigin + now) when the handler started. */
+  t: number;
+  slot: number;
+  attempt: number;
+  tag?: string;
+  pid: number;
+}
+
+export class ThrottleProc {
+  readonly starts: StartEvent[] = [];
+  private constructor(readonly handle: ChildHandle) {}
+
+  static async start(backend: Backend, prefix: string, name: string, config: ThrottleConfigInput, workerOptions: object = {}) {
+    const handle = startTsProcess('helpers/throttle-proc.ts', [JSON.stringify(backend.target), prefix, name, JSON.stringify(config), JSON.stringify(workerOptions)]);
+    const proc = new ThrottleProc(handle);
+    handle.child.stdout!.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (line.startsWith('{"type":"start"')) proc.starts.push(JSON.parse(line) as StartEvent);
+      }
+    });
+    await handle.message('ready');
+    return proc;
+  }
+
+  async worker(concurrency = 10, behaviour: object = {}) {
+    this.handle.send(JSON.stringify({ cmd: 'worker', concurrency, behaviour }));
+    await this.handle.message('worker-ready');
+  }
+
+  async submit(items: { key: string; payload: unknown; cost?: number; id?: string; nowMs?: number }[]) {
+    this.handle.send(JSON.stringify({ cmd: 'submit', items }));
+    const r = await this.handle.message<{ results: SubmitReply[] }>('submitted');
+    return r.results;
+  }
+
+  async close() {
+    if (this.handle.child.exitCode !== null) return;
+    this.handle.send(JSON.stringify({ cmd: 'close' }));
+    await this.handle.exited;
+  }
+
+  kill() {
+    this.handle.child.kill('SIGKILL');
+    return this.handle.exited;
+  }
+}
+
+export type SubmitReply =
+  | { admitted: true; jobId: string; startsAtMs: number; position: number; duplicate?: boolean }
+  | { admitted: false; reason: string; retryAfterMs: number; capacity: number };
+
+/** The largest number of events inside any half-open window [t, t + windowMs). */
+export function maxInWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi]! - sorted[lo]! >= windowMs) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+/** Jain's fairness index of a list of throughputs: 1 = perfectly even, 1/n = one takes all. */
+export function jain(xs: number[]): number {
+  const sum = xs.reduce((a, b) => a + b, 0);
+  const squares = xs.reduce((a, b) => a + b * b, 0);
+  return (sum * sum) / (xs.length * squares);
+}
+
+/** Resolves once `check` is true, polling; rejects after `timeoutMs`. */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
