@@ -18,7 +18,15 @@ export const rulesFileSchema = z
 export type RulesFileSpec = z.infer<typeof rulesFileSchema>;
 
 /** Error wording for a rules file parse: a missing field says so instead of "expected string, received undefined". */
-export function rulesErrorMap(issue: { code?: string; input?: unknown; path?: PropertyKey[]; expected?: string }): string | undefined {
+export function rulesErrorMap(issue: {
+  code?: string;
+  input?: unknown;
+  path?: PropertyKey[];
+  expected?: string;
+  issues?: readonly { message: string }[];
+}): string | undefined {
+  // A bad key of a record (a header, plan or route group name): say which, and why.
+  if (issue.code === 'invalid_key') return `bad name '${String(issue.input)}': ${issue.issues?.[0]?.message ?? 'invalid'}`;
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required field is missing';
   if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http and/or queues';

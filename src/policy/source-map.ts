@@ -2,6 +2,7 @@
 // a problem found later at a field path can name its line and column.
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { RulesIssue } from './issues.js';
+import { jsonSyntaxError } from './json-check.js';
 
 /** A field path as zod reports it. */
 export type FieldPath = readonly PropertyKey[];
@@ -25,7 +26,7 @@ export function pathText(path: FieldPath): string {
 }
 
 /**
- * Parses rules text. JSON is checked by `JSON.parse` first (YAML would accept JSON mistakes such as
+ * Parses rules text. JSON is checked strictly first (YAML would accept JSON mistakes such as
  * trailing commas), then read through the YAML parser, which keeps positions: JSON is YAML.
  */
 export function parseSource(text: string, format: 'yaml' | 'json'): ParsedSource {
@@ -35,6 +36,7 @@ export function parseSource(text: string, format: 'yaml' | 'json'): ParsedSource
     return { line: p.line, column: p.col };
   };
   if (format === 'json') {
+    // JSON is YAML, but YAML forgives JSON mistakes (trailing commas, single quotes): check it strictly first.
     const jsonIssue = jsonSyntaxIssue(text);
     if (jsonIssue) return { data: undefined, syntaxIssues: [jsonIssue], locate: () => ({ line: 1, column: 1 }) };
   }
@@ -77,24 +79,8 @@ function rangeStart(node: unknown): number | undefined {
 
 /** The JSON syntax error of `text`, with its line, or undefined when it parses. */
 function jsonSyntaxIssue(text: string): RulesIssue | undefined {
-  try {
-    JSON.parse(text);
-    return undefined;
-  } catch (e) {
-    const message = (e as Error).message;
-    // V8 names either a position (Node 20) or a line and column (later versions).
-    const lc = /line (\d+) column (\d+)/.exec(message);
-    let line = 1;
-    let column = 1;
-    if (lc) [line, column] = [Number(lc[1]), Number(lc[2])];
-    else {
-      const pos = /position (\d+)/.exec(message);
-      const offset = pos ? Number(pos[1]) : text.length;
-      const before = text.slice(0, offset).split('\n');
-      line = before.length;
-      column = before[before.length - 1]!.length + 1;
-    }
-    const clean = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/ in JSON at position \d+.*$/, '');
-    return { path: '(syntax)', line, column, message: `JSON syntax error: ${clean}` };
-  }
+  const error = jsonSyntaxError(text);
+  if (!error) return undefined;
+  const before = text.slice(0, error.offset).split('\n');
+  return { path: '(syntax)', line: before.length, column: before[before.length - 1]!.length + 1, message: `JSON syntax error: ${error.message}` };
 }
