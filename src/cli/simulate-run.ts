@@ -42,13 +42,13 @@ export async function replayRedis(replay: Replay, url: string): Promise<ReplayRe
   const key = 'simulate';
   try {
     // A first connection can take longer than a production deadline; the replay is not about latency.
-    const limiters = replay.policies.map((p) => sluice.limiter({ ...p, timeoutMs: Math.max(p.timeoutMs, 10_000), failMode: 'closed' }));
+    const limiters = replay.policies.map((p) => sluice.limiter({ ...p, timeoutMs: Math.max(p.timeoutMs, 5_000), failMode: 'closed' }));
     const out: ReplayResult = [];
     for (const t of replay.timesS) {
       const row: SimulatedDecision[] = [];
       for (const limiter of limiters) {
         const d = await limiter.limit(key, { nowMs: t * 1000, cost: replay.cost });
-        if (d.failure) throw new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `simulate: Redis at ${url} did not answer within 10 s`);
+        if (d.failure) throw new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `simulate: Redis at ${url} did not answer within 5 s`);
         row.push(strip(d));
       }
       out.push(row);
