@@ -6,6 +6,7 @@ import { loadRules } from '../policy/rules.js';
 import type { CommandModule } from './io.js';
 import { rulesSummary } from './rules-summary.js';
 
+/** The `check-config` command. */
 export const checkConfigCommand: CommandModule = {
   name: 'check-config',
   register(program, ctx) {

@@ -4,6 +4,7 @@ import { checkConfigCommand } from './check-config.js';
 import type { CommandModule } from './io.js';
 import { simulateCommand } from './simulate.js';
 
+/** What a registered command provides (defined in io.ts, a leaf, so commands never import this registry). */
 export type { CommandModule } from './io.js';
 
 /**

@@ -132,6 +132,7 @@ export function timesOf(f: SimulateFlags): number[] {
   return times;
 }
 
+/** The `simulate` command. */
 export const simulateCommand: CommandModule = {
   name: 'simulate',
   register(program, ctx) {

@@ -13,6 +13,7 @@
 // exactly is left out, never estimated.
 import { byRestriction, quotaView, type HeaderInput, type QuotaView } from './quota.js';
 
+/** The inputs and quota facts the header functions work from (see quota.ts). */
 export type { HeaderInput, QuotaView } from './quota.js';
 export { quotaView, byRestriction } from './quota.js';
 

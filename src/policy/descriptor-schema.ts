@@ -5,6 +5,7 @@ import { limitShape, nameSchema } from './limit-schema.js';
 
 /** A descriptor key: what a request descriptor entry is called (`api_key`, `route`, `tenant`). */
 export const KEY = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/;
+/** The schema of a descriptor key (see {@link KEY}). */
 export const keySchema = z.string().regex(KEY, 'letters, digits, "_", ".", ":", "-" (at most 64)');
 
 /** A descriptor value: exact, or with one trailing `*` a prefix (`*` alone matches any value). Numbers are read as text. */
@@ -48,6 +49,7 @@ export const nodeShape = {
   ...limitShape,
 };
 
+/** A descriptor node and, recursively, its children. */
 export const descriptorNodeSchema: z.ZodType<DescriptorNodeSpec, unknown> = z.lazy(() =>
   z.object({ ...nodeShape, descriptors: z.array(descriptorNodeSchema).optional() }).strict(),
 );
@@ -55,10 +57,12 @@ export const descriptorNodeSchema: z.ZodType<DescriptorNodeSpec, unknown> = z.la
 /** A node's own fields, children ignored, for checks that must run even when a child is broken. */
 export const nodeOwnSchema = z.object({ ...nodeShape, descriptors: z.unknown().optional() }).strict();
 
+/** One domain: a name and its descriptor tree. */
 export const domainSchema = z
   .object({
     domain: nameSchema,
     descriptors: z.array(descriptorNodeSchema),
   })
   .strict();
+/** A parsed domain. */
 export type DomainSpec = z.infer<typeof domainSchema>;

@@ -15,6 +15,7 @@ export const rulesFileSchema = z
     queues: z.array(queueSchema).optional(),
   })
   .strict();
+/** A parsed rules file (before compilation). */
 export type RulesFileSpec = z.infer<typeof rulesFileSchema>;
 
 /** Error wording for a rules file parse: a missing field says so instead of "expected string, received undefined". */

@@ -8,10 +8,12 @@ import { nameSchema } from './limit-schema.js';
 
 /** An HTTP field name (RFC 9110 token). */
 export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+/** The schema of a header name (see {@link HEADER_NAME}). */
 export const headerNameSchema = z.string().regex(HEADER_NAME, 'not a valid header name');
 
 /** The identity sources a descriptor entry can take its value from. */
 export const NAMED_SOURCES = ['api_key', 'user', 'ip', 'route', 'method', 'plan'] as const;
+/** One of {@link NAMED_SOURCES}. */
 export type NamedSource = (typeof NAMED_SOURCES)[number];
 
 /** `api_key`, `user`, `ip`, `route`, `method`, `plan` or `header:<Name>`. */
@@ -32,6 +34,7 @@ export const entrySchema = z.preprocess(
     .strict()
     .refine((e) => (e.source === undefined) !== (e.value === undefined), { message: 'give exactly one of source or value' }),
 );
+/** A parsed descriptor template entry (shorthand expanded). */
 export type EntrySpec = z.infer<typeof entrySchema>;
 
 /** Where a user id (or a plan name) is read: a property path of the request (`user.id`) or a header. */
@@ -45,6 +48,7 @@ const lookupShape = {
   require_trusted_peer: z.boolean().optional(),
 };
 
+/** The `http:` section. */
 export const httpSchema = z
   .object({
     /** The domain whose rules HTTP requests are matched against. */
@@ -79,6 +83,7 @@ export const httpSchema = z
     descriptors: z.array(z.array(entrySchema).min(1, 'a descriptor needs at least one entry')).min(1, 'give at least one descriptor template'),
   })
   .strict();
+/** A parsed `http:` section. */
 export type HttpSpec = z.infer<typeof httpSchema>;
 
 const patternSchema = z.string().superRefine((p, ctx) => {
@@ -97,4 +102,5 @@ export const routeGroupSchema = z.preprocess(
     .strict(),
 );
 
+/** The `route_groups:` section: group name -> group, in match order. */
 export const routeGroupsSchema = z.record(nameSchema, routeGroupSchema);

@@ -6,14 +6,19 @@ import { durationSchema } from './duration.js';
 
 /** Names that end up in metric labels, key namespaces and logs. */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** A rule, plan, domain or queue name (see {@link NAME}). */
 export const nameSchema = z.string().regex(NAME, 'letters, digits, ".", "_", "-", starting with a letter or digit (at most 64)');
 
+/** The units of a `rate_limit`. */
 export const TIME_UNITS = ['second', 'minute', 'hour', 'day'] as const;
+/** One of {@link TIME_UNITS}. */
 export type TimeUnit = (typeof TIME_UNITS)[number];
+/** Milliseconds of each time unit. */
 export const UNIT_MS: Readonly<Record<TimeUnit, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 /** Algorithms a `rate_limit` can run on (a concurrency limit has no time unit: use `policy`). */
 export const RATE_ALGORITHMS = ['fixed-window', 'sliding-log', 'sliding-counter', 'token-bucket', 'leaky-bucket'] as const;
+/** Algorithms a `policy:` block can name. */
 export const ALL_ALGORITHMS = [...RATE_ALGORITHMS, 'concurrency'] as const;
 
 /** `requests_per_unit` calls per `unit`, Envoy style; `burst` only for the leaky bucket (GCRA). */
@@ -24,6 +29,7 @@ export const rateLimitSchema = z
     burst: z.number().int().nonnegative().max(1e12).optional(),
   })
   .strict();
+/** A parsed `rate_limit`. */
 export type RateLimitSpec = z.infer<typeof rateLimitSchema>;
 
 /**
@@ -45,6 +51,7 @@ export const policyBlockSchema = z
     lease: durationSchema().optional(),
   })
   .strict();
+/** A parsed `policy:` block (durations already in ms). */
 export type PolicyBlock = z.infer<typeof policyBlockSchema>;
 
 /** The fields that say how a rule limits; a descriptor node and a plan both carry them. */
@@ -61,8 +68,10 @@ export const limitShape = {
 
 /** A named tier (`free`, `paid`, ...) a rule can take its limit from. */
 export const planSchema = z.object(limitShape).strict();
+/** A parsed plan. */
 export type PlanSpec = z.infer<typeof planSchema>;
 
 /** The limit fields of a node or plan, parsed on their own (what the policy builder needs). */
 export const limitPartSchema = z.object(limitShape).passthrough();
+/** The limit fields of a node or plan, parsed (durations in ms). */
 export type LimitPart = z.infer<typeof planSchema>;

@@ -48,10 +48,12 @@ const moduleHandlerSchema = z
   })
   .strict();
 
+/** A queue's handler: `http` (forward to an upstream) or `module` (run an exported function). */
 export const handlerSchema = z.discriminatedUnion('type', [httpHandlerSchema, moduleHandlerSchema], {
   error: (iss) => (iss.code === 'invalid_union' ? "type must be 'http' or 'module'" : undefined),
 });
 
+/** One queue of the `queues:` section. */
 export const queueSchema = z
   .object({
     name: nameSchema,
@@ -74,6 +76,7 @@ export const queueSchema = z
     handler: handlerSchema,
   })
   .strict();
+/** A parsed queue (durations in ms). */
 export type QueueSpec = z.infer<typeof queueSchema>;
 
 /** True when `name` is a header name whose value must come from the environment. */

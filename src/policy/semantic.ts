@@ -80,7 +80,9 @@ function walk(
     const value = str(node.value);
     if (key !== undefined) {
       const what = value === undefined ? `key '${key}'` : `key '${key}' value '${value}'`;
-      duplicate(issues, siblings, `${key}\u0000${value ?? '\u0001'}`, [...path, 'key'], `duplicate descriptor ${what} at this level`);
+      // `*` and no value both match any value: two such siblings are one node twice.
+      const slot = value === undefined || value === '*' ? '\u0001' : value;
+      duplicate(issues, siblings, `${key}\u0000${slot}`, [...path, 'key'], `duplicate descriptor ${what} at this level`);
     }
     const step = { key: key ?? `#${i}`, value };
     const own = nodeOwnSchema.safeParse(node);

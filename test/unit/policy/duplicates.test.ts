@@ -54,6 +54,13 @@ const cases: FailureCase[] = [
     6,
     "duplicate descriptor key 'ip' at this level",
   ],
+  [
+    'a * sibling beside a key-only one (both match any value)',
+    'domains:\n  - domain: api\n    descriptors:\n      - key: ip\n        unlimited: true\n      - key: ip\n        value: "*"\n        name: other\n        unlimited: true\n',
+    'domains.0.descriptors.1.key',
+    6,
+    "duplicate descriptor key 'ip' value '*' at this level (first at line 4)",
+  ],
 ];
 
 describe('duplicates are refused at the second occurrence', () => {
