@@ -69,7 +69,10 @@ export function retryAfterHeaders(inputs: readonly HeaderInput[]): HeaderPair[] 
  * @param nowMs the instant the decisions were made at (epoch ms, the decisions' clock).
  */
 export function ietfDraft11Headers(inputs: readonly HeaderInput[], nowMs: number): HeaderPair[] {
-  const described = describe(inputs, nowMs);
+  return draft11(describe(inputs, nowMs));
+}
+
+function draft11(described: readonly Described[]): HeaderPair[] {
   if (described.length === 0) return [];
   const policy = described.map(({ input, view }) => {
     let item = `${sfString(input.name)};q=${view.quota}`;
@@ -98,7 +101,10 @@ export function ietfDraft11Headers(inputs: readonly HeaderInput[], nowMs: number
  * which draft-07 forbids.
  */
 export function ietfDraft07Headers(inputs: readonly HeaderInput[], nowMs: number): HeaderPair[] {
-  const described = describe(inputs, nowMs);
+  return draft07(describe(inputs, nowMs), nowMs);
+}
+
+function draft07(described: readonly Described[], nowMs: number): HeaderPair[] {
   const top = described[0];
   if (!top) return [];
   const seen = new Set<number>();
@@ -126,7 +132,11 @@ export function legacyHeaders(
   nowMs: number,
   reset: 'epoch-seconds' | 'delta-seconds' = 'epoch-seconds',
 ): HeaderPair[] {
-  const top = describe(inputs, nowMs)[0];
+  return legacy(describe(inputs, nowMs), nowMs, reset);
+}
+
+function legacy(described: readonly Described[], nowMs: number, reset: 'epoch-seconds' | 'delta-seconds'): HeaderPair[] {
+  const top = described[0];
   if (!top) return [];
   const resetValue = reset === 'epoch-seconds' ? Math.ceil(top.view.resetAtMs / 1000) : secondsUntil(top.view.resetAtMs, nowMs);
   return [
@@ -144,13 +154,21 @@ export function rateLimitHeaders(inputs: readonly HeaderInput[], nowMs: number, 
   const s = { ...DEFAULT_HEADER_SELECTION, ...selection };
   const pairs: HeaderPair[] = [];
   if (s.retryAfter) pairs.push(...retryAfterHeaders(inputs));
-  if (s.ietf === 'draft-11') pairs.push(...ietfDraft11Headers(inputs, nowMs));
-  if (s.ietf === 'draft-07') pairs.push(...ietfDraft07Headers(inputs, nowMs));
-  if (s.legacy) pairs.push(...legacyHeaders(inputs, nowMs, s.legacyReset));
+  // The quota facts are worked out once for every set that needs them.
+  const described = s.ietf || s.legacy ? describe(inputs, nowMs) : [];
+  if (s.ietf === 'draft-11') pairs.push(...draft11(described));
+  if (s.ietf === 'draft-07') pairs.push(...draft07(described, nowMs));
+  if (s.legacy) pairs.push(...legacy(described, nowMs, s.legacyReset));
   return pairs;
 }
 
-function describe(inputs: readonly HeaderInput[], nowMs: number): { input: HeaderInput; view: QuotaView }[] {
+/** A decision with its quota facts. */
+interface Described {
+  input: HeaderInput;
+  view: QuotaView;
+}
+
+function describe(inputs: readonly HeaderInput[], nowMs: number): Described[] {
   return byRestriction(inputs).flatMap((input) => {
     const view = quotaView(input, nowMs);
     return view ? [{ input, view }] : [];
