@@ -1,5 +1,5 @@
 -- throttle-admit.lua: admit one job into a lane (a bounded queue drained at a fixed rate), atomically.
--- KEYS[1]  lane hash {s, d, u} (see includes/lane.lua)
+-- KEYS[1]  lane hash {s, o, c, p, d, u} (see includes/lane.lua)
 -- KEYS[2]  lane queue: sorted set of "<job id>|<cost>" scored by predicted start µs
 -- KEYS[3]  the throttle's busy set: lane id -> µs of last change, lanes with queued work
 -- KEYS[4]  the BullMQ job hash of this job id (only tested for existence: idempotent submit)
@@ -45,16 +45,18 @@ if ARGV[11] == '1' then
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
 
-local state = redis.call('HMGET', KEYS[1], 's', 'd', 'u')
-local slot = tonumber(state[1] or 0)
-local depth = tonumber(state[2] or 0)
+local state = redis.call('HMGET', KEYS[1], 's', 'o', 'c', 'p', 'd', 'u')
+local slot = next_free(state[1], state[2])
+local committed = tonumber(state[3] or 0)
+local paused = tonumber(state[4] or 0)
+local depth = tonumber(state[5] or 0)
 -- Queued work that already holds a slot is behind `slot` already; the rest queues after it.
-local unreserved = depth - tonumber(state[3] or 0)
+local unreserved = depth - tonumber(state[6] or 0)
 local busy = redis.call('ZCARD', KEYS[3])
 if depth == 0 then busy = busy + 1 end
 local interval = effective_interval(lane_interval, global_interval, busy)
 -- The first start this lane can make: its meter, less the burst tolerance, never in the past.
-local base = math.max(now, slot - burst * interval)
+local base = math.max(now, slot - burst * interval, committed - burst * interval, paused)
 
 if depth + cost > capacity then
   -- Room appears when the queued job holding the (depth + cost - capacity)-th unit starts.

@@ -1,6 +1,6 @@
 -- throttle-pause.lua: hold a lane (or the whole throttle) until a time an upstream named, e.g. from
 -- the Retry-After of its 429 or 503: no start is given a slot before then.
--- KEYS[1]  lane hash {s, d, u}
+-- KEYS[1]  lane hash (see includes/lane.lua)
 -- KEYS[2]  the throttle's global meter hash {s}
 -- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  pause for this many µs from now
@@ -10,10 +10,12 @@
 
 local now = now_us(ARGV[1])
 local resume = now + tonumber(ARGV[2])
+-- The lane's pause field, or the global meter itself (no start may take a global slot before it).
 local key = ARGV[3] == 'global' and KEYS[2] or KEYS[1]
-local slot = tonumber(redis.call('HGET', key, 's') or 0)
+local field = ARGV[3] == 'global' and 's' or 'p'
+local slot = tonumber(redis.call('HGET', key, field) or 0)
 if slot < resume then
-  redis.call('HSET', key, 's', resume)
+  redis.call('HSET', key, field, resume)
   -- A lane with queued work has no TTL and keeps none; otherwise the state lives as long as the pause.
   local queued = ARGV[3] ~= 'global' and tonumber(redis.call('HGET', key, 'd') or 0) > 0
   local keep_ms = ttl((resume - now) / 1000)

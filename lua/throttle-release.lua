@@ -1,6 +1,6 @@
 -- throttle-release.lua: undo an admission whose job could not be enqueued, or repair a lane whose
 -- queued members have no job any more (a submitter that died between admission and enqueue).
--- KEYS[1]  lane hash {s, d, u}
+-- KEYS[1]  lane hash (see includes/lane.lua)
 -- KEYS[2]  lane queue: sorted set of "<job id>|<cost>"
 -- KEYS[3]  the throttle's busy set
 -- KEYS[4]  lane reservations (a removed member's reserved slot goes too)
@@ -28,6 +28,7 @@ if removed > 0 then
   local state = redis.call('HMGET', KEYS[1], 'd', 'u')
   local depth = math.max(0, tonumber(state[1] or 0) - removed)
   redis.call('HSET', KEYS[1], 'd', depth, 'u', math.max(0, tonumber(state[2] or 0) - unreserved))
-  settle_lane(KEYS[1], KEYS[3], ARGV[2], depth, now, tonumber(redis.call('HGET', KEYS[1], 's') or 0))
+  local meter = redis.call('HMGET', KEYS[1], 's', 'o', 'c')
+  settle_lane(KEYS[1], KEYS[3], ARGV[2], depth, now, math.max(next_free(meter[1], meter[2]), tonumber(meter[3] or 0)))
 end
 return removed

@@ -1,28 +1,30 @@
 -- throttle-start.lua: the outflow gate, called by a worker when a job is about to start.
--- KEYS[1]  lane hash {s, d, u} (see includes/lane.lua)
+-- KEYS[1]  lane hash {s, o, c, p, d, u, g:<member>} (see includes/lane.lua)
 -- KEYS[2]  lane queue: sorted set of "<job id>|<cost>" (admitted, not yet started)
 -- KEYS[3]  the throttle's busy set
 -- KEYS[4]  the throttle's global meter hash {s} (untouched when there is no global cap)
--- KEYS[5]  lane reservations: sorted set of members holding a start slot they came too early for
+-- KEYS[5]  lane reservations: member -> virtual µs of the slot it holds
 -- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  the job's member "<job id>|<cost>"
 -- ARGV[3]  cost (units)
 -- ARGV[4]  lane interval in µs
 -- ARGV[5]  lane burst (units that may start early)
 -- ARGV[6]  global interval in µs (0: no global cap)
--- ARGV[7]  lead in µs: a job that reaches the gate at most this long before its slot waits for it in the worker
+-- ARGV[7]  lead in µs: a job whose start is at most this far ahead is told its start (and waits for it)
 -- ARGV[8]  pacing margin in parts per million: slots are spaced this much wider than the rate, so that
 --          timing jitter between worker processes can never put rate + 1 starts inside one second
 -- ARGV[9]  lane id
--- ARGV[10] lateness tolerance in µs: a reserved slot missed by more than this is given up
--- ARGV[11] '' or the slot (µs) this job was given a moment ago and missed (its worker fell behind):
---          treated as a reservation, so the job takes the next usable slot instead of crowding it
+-- ARGV[10] lateness tolerance in µs: a start this late (or later) shifts the lane's later slots instead
+--          of crowding them
+-- ARGV[11] '' or the real µs of a start this job was given a moment ago and missed (its worker fell
+--          behind): treated as its reserved slot
 -- returns {1, start µs, now µs}  go: start the job at `start` (now, or within the lead)
---         {0, wake µs, now µs}   too early: the slot is reserved; move the job back to delayed until
---                                `wake` (its slot less the lead) and call again then
--- Every job gets a slot the first time it reaches the gate, in the order jobs arrive, so a backlog
--- drains one interval apart with no herd and no slot ever shared. Only the first start of a job
--- takes it out of the lane's queue; a retry or a re-run after a crashed worker is paced like any start.
+--         {0, wake µs, now µs}   not yet: the job holds its slot; come back at `wake` (slot less the lead)
+-- A job gets its slot the first time it reaches the gate, in arrival order, so a backlog drains one
+-- interval apart with no herd and no slot shared. When a job cannot start at its slot (it came late, the
+-- lane was paused, the global meter is ahead), every later reserved slot of the lane moves by the same
+-- amount: one shift of the lane's offset, never a crowded start. Only the first start of a job takes it
+-- out of the lane's queue; a retry or a re-run after a crashed worker is paced like any start.
 -- @include now
 -- @include lane
 
@@ -35,78 +37,93 @@ local global_interval = tonumber(ARGV[6])
 local lead = tonumber(ARGV[7])
 local margin = tonumber(ARGV[8])
 local lane_id = ARGV[9]
-local late_tolerance = tonumber(ARGV[10])
+local tolerance = tonumber(ARGV[10])
+local claim_field = 'g:' .. member
 
-local state = redis.call('HMGET', KEYS[1], 's', 'd', 'u')
-local slot = tonumber(state[1] or 0)
-local depth = tonumber(state[2] or 0)
-local reserved_units = tonumber(state[3] or 0)
+local state = redis.call('HMGET', KEYS[1], 's', 'o', 'c', 'p', 'd', 'u', claim_field)
+local virtual_next = tonumber(state[1] or 0)
+local offset = tonumber(state[2] or 0)
+local committed = tonumber(state[3] or 0)
+local paused = tonumber(state[4] or 0)
+local depth = tonumber(state[5] or 0)
+local reserved_units = tonumber(state[6] or 0)
+local claim = tonumber(state[7] or -1)
+if claim >= 0 then redis.call('HDEL', KEYS[1], claim_field) end
 local queued = redis.call('ZSCORE', KEYS[2], member) ~= false
 local interval = effective_interval(lane_interval, global_interval, redis.call('ZCARD', KEYS[3]))
 local step = span(cost, interval, margin)
+local early = burst * interval
 
--- Reserves this job's slot `at` (it came early) and sends it back until just before then.
-local function defer(at)
-  redis.call('ZADD', KEYS[5], at, member)
-  if redis.call('PTTL', KEYS[5]) < ttl((at - now) / 1000) then redis.call('PEXPIRE', KEYS[5], ttl((at - now) / 1000)) end
-  if queued then reserved_units = reserved_units + cost end
-  redis.call('HSET', KEYS[1], 's', slot, 'u', reserved_units)
-  settle_lane(KEYS[1], KEYS[3], lane_id, depth, now, slot)
-  return {0, at - lead, now}
-end
-
--- 1. The lane slot. Reserved slots form a pool: a job that holds one takes the earliest reserved slot
---    still usable (its own, or an earlier one whose owner has not come yet, which then gets this
---    job's slot — equal costs only, and only a slot it can start in now), so a slot is lost only when
---    no reserved job is there to use it.
---    A job without one (its first visit, or its slot and every later one missed) takes the lane's
---    next free slot.
-local at = -1
-local own = ARGV[11] ~= '' and tonumber(ARGV[11]) or redis.call('ZSCORE', KEYS[5], member)
-if own and ARGV[11] == '' then
-  redis.call('ZREM', KEYS[5], member)
-  if queued then reserved_units = reserved_units - cost end
-end
-if own then
-  own = tonumber(own)
-  local first = redis.call('ZRANGEBYSCORE', KEYS[5], now - late_tolerance, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  local other, other_at = first[1], tonumber(first[2] or 0)
-  local usable_now = other and other_at - now <= lead and member_cost(other) == cost
-  if usable_now and (own < now - late_tolerance or other_at < own) then
-    redis.call('ZADD', KEYS[5], own, other)
-    at = other_at
-  elseif own >= now - late_tolerance then
-    at = own
+-- 1. The job's slot: the one it holds, or the lane's next free one.
+local at
+local own = ARGV[11] ~= '' and tonumber(ARGV[11]) or nil
+if not own then
+  local v = redis.call('ZSCORE', KEYS[5], member)
+  if v then
+    own = tonumber(v) + offset
+    redis.call('ZREM', KEYS[5], member)
+    if queued then reserved_units = reserved_units - cost end
   end
 end
-if at < 0 then
-  at = math.max(now, slot - burst * interval)
-  slot = math.max(slot, at) + step
-end
-if at - now > lead then return defer(at) end
+local fresh = own == nil
+at = own or math.max(now, virtual_next + offset - early)
 
--- 2. The global cap: start at the global meter's next slot, if that is within the extra spacing this
---    lane has because it shares the cap (a later start would crowd the lane's own next start);
---    otherwise give up this slot and reserve the lane's first slot at or after the global one.
-local start = at
+-- 2. The earliest start that crowds nothing: not before now, the slot, the starts already handed out,
+--    a pause, or (with a global cap) the global meter — unless the job already holds a global slot.
+local start = math.max(now, at, committed - early, paused)
+local global_step = span(cost, global_interval, margin)
+local global_slot = 0
+local holds_global = claim >= 0 and start <= claim + tolerance
 if global_interval > 0 then
-  local global_slot = tonumber(redis.call('HGET', KEYS[4], 's') or 0)
-  start = math.max(at, global_slot)
-  if start - at > step - span(cost, lane_interval, margin) then
-    local again = math.max(slot, global_slot)
-    slot = again + step
-    return defer(again)
+  if holds_global then
+    start = math.max(start, claim)
+  else
+    global_slot = tonumber(redis.call('HGET', KEYS[4], 's') or 0)
+    start = math.max(start, global_slot)
   end
-  local global_next = start + span(cost, global_interval, margin)
-  redis.call('HSET', KEYS[4], 's', global_next)
-  redis.call('PEXPIRE', KEYS[4], ttl((global_next - now) / 1000))
 end
 
--- 3. Go. The first start of a queued job takes it out of the lane.
+-- 3. Moving the slot. A fresh slot just moves (nothing is reserved after it). A held slot that moves by
+--    more than the tolerance drags every later reservation along (the offset), so none is crowded.
+if fresh then
+  virtual_next = math.max(virtual_next, start - offset) + step
+elseif start - at > tolerance then
+  offset = offset + (start - at)
+end
+
+-- 4. Not within the lead: hold the slot (and, for an idle key's first job, the global slot) and come
+--    back just before it.
+if start - now > lead then
+  redis.call('ZADD', KEYS[5], start - offset, member)
+  local keep = ttl((virtual_next + offset - now) / 1000)
+  if redis.call('PTTL', KEYS[5]) < keep then redis.call('PEXPIRE', KEYS[5], keep) end
+  if queued then reserved_units = reserved_units + cost end
+  -- Only an idle key's first job claims its global slot ahead (the other jobs of busy keys take
+  -- theirs when they come back): claims by busy keys would run the global meter ahead of an idle
+  -- key's first job.
+  local idle_first = queued and depth == cost and redis.call('ZCARD', KEYS[5]) == 1
+  if global_interval > 0 and not holds_global and idle_first then
+    redis.call('HSET', KEYS[4], 's', start + global_step)
+    redis.call('PEXPIRE', KEYS[4], ttl((start + global_step - now) / 1000))
+    redis.call('HSET', KEYS[1], claim_field, start)
+  elseif holds_global then
+    redis.call('HSET', KEYS[1], claim_field, claim)
+  end
+  redis.call('HSET', KEYS[1], 's', virtual_next, 'o', offset, 'u', reserved_units)
+  settle_lane(KEYS[1], KEYS[3], lane_id, depth, now, virtual_next + offset)
+  return {0, start - lead, now}
+end
+
+-- 5. Go. The next start of this lane may not come before this one plus the lane's own spacing.
+if global_interval > 0 and not holds_global then
+  redis.call('HSET', KEYS[4], 's', math.max(global_slot, start) + global_step)
+  redis.call('PEXPIRE', KEYS[4], ttl((math.max(global_slot, start) + global_step - now) / 1000))
+end
+committed = math.max(committed, start + span(cost, lane_interval, margin))
 if queued then
   redis.call('ZREM', KEYS[2], member)
   depth = depth - cost
 end
-redis.call('HSET', KEYS[1], 's', slot, 'd', depth, 'u', reserved_units)
-settle_lane(KEYS[1], KEYS[3], lane_id, depth, now, slot)
+redis.call('HSET', KEYS[1], 's', virtual_next, 'o', offset, 'c', committed, 'd', depth, 'u', reserved_units)
+settle_lane(KEYS[1], KEYS[3], lane_id, depth, now, math.max(virtual_next + offset, committed))
 return {1, start, now}

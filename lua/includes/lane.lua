@@ -1,8 +1,13 @@
 -- includes/lane.lua: bookkeeping shared by the throttle scripts.
--- A lane is the bounded queue of one key: hash {s = next free start slot µs, d = queued cost units,
--- u = queued units that already hold a reserved slot} + a sorted set of queued members
--- "<job id>|<cost>" scored by predicted start µs + a sorted set of reserved slots (member -> µs).
--- The throttle's busy set holds the ids of lanes with d > 0.
+-- A lane is the bounded queue of one key. Its hash:
+--   s  next free start slot, as a *virtual* time in µs (real = s + o)
+--   o  offset in µs added to every virtual slot; raising it shifts all reserved slots at once
+--   c  the earliest real µs the next start may happen after the starts already handed out
+--   p  real µs until which the lane is paused (an upstream said "later")
+--   d  queued cost units (admitted, not yet started), u  of which hold a reserved slot
+--   g:<member>  the real µs of a global slot claimed by a job that was sent back
+-- plus a sorted set of queued members "<job id>|<cost>" scored by predicted start µs, and a sorted
+-- set of reserved slots (member -> virtual µs). The throttle's busy set holds the ids of lanes with d > 0.
 
 -- Members carry the cost so that the lane can be repaired from the member alone.
 local function member_cost(member)
@@ -31,4 +36,9 @@ end
 -- `units` x interval, stretched by the pacing margin (parts per million), as whole µs.
 local function span(units, interval, margin_ppm)
   return math.floor(units * interval * (1000000 + margin_ppm) / 1000000)
+end
+
+-- The real µs of the lane's next free slot.
+local function next_free(state_s, state_o)
+  return tonumber(state_s or 0) + tonumber(state_o or 0)
 end
