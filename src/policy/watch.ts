@@ -1,7 +1,7 @@
 // Hot reload of the rules file: watched (fs.watch on its folder, plus polling as a fallback),
 // debounced, re-read; a bad new file is refused with a logged error and the last good rules stay.
 import { createHash } from 'node:crypto';
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { isSluiceError } from '../errors.js';
@@ -48,13 +48,14 @@ export interface RulesWatcher {
 export function watchRules(file: string, options: WatchRulesOptions = {}): RulesWatcher {
   const debounceMs = options.debounceMs ?? 100;
   const pollMs = options.pollIntervalMs ?? 1000;
+  // The signature is taken before the first read, so a change racing the start is still seen.
+  let signature = signatureOf(() => statSync(file));
   let rules = loadRules(file);
   let closed = false;
   let refusedHash: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<boolean> | undefined;
   let again = false;
-  let signature = '';
 
   const reloadOnce = async (): Promise<boolean> => {
     let text: string;
@@ -131,16 +132,16 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
   let poller: NodeJS.Timeout | undefined;
   if (pollMs > 0) {
     const poll = async () => {
+      let s: Stats | undefined;
       try {
-        const s = await stat(file);
-        const next = `${s.ino}:${s.size}:${s.mtimeMs}`;
-        if (signature !== '' && next !== signature) schedule();
-        signature = next;
+        s = await stat(file);
       } catch {
-        signature = 'missing';
+        s = undefined;
       }
+      const next = signatureOf(() => s);
+      if (next !== signature) schedule();
+      signature = next;
     };
-    void poll();
     poller = setInterval(() => void poll(), pollMs);
     poller.unref();
   }
@@ -155,4 +156,14 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
       watcher?.close();
     },
   };
+}
+
+/** Inode, size and mtime: what changes when a file is written or replaced. */
+function signatureOf(read: () => Stats | undefined): string {
+  try {
+    const s = read();
+    return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : 'missing';
+  } catch {
+    return 'missing';
+  }
 }
