@@ -83,10 +83,11 @@ export function walkTree(root: TreeLevel, entries: readonly DescriptorEntry[]): 
 }
 
 /**
- * The identity a rule counts a descriptor under: `key=value` pairs joined by `&`. Values from
- * secret sources are hashes already; the key builder hashes the whole string when it is long or
- * has characters Redis keys must not carry.
+ * The identity a rule counts a descriptor under: `key=value` pairs joined by `&`, values
+ * percent-encoded so that no choice of values (a client can set some, e.g. headers) makes two
+ * descriptors one identity. Values from secret sources are hashes already; the key builder hashes
+ * the whole string when it is long or has characters Redis keys must not carry.
  */
 export function descriptorIdentity(entries: readonly DescriptorEntry[]): string {
-  return entries.map((e) => `${e.key}=${e.value}`).join('&');
+  return entries.map((e) => `${e.key}=${encodeURIComponent(e.value)}`).join('&');
 }

@@ -109,4 +109,11 @@ describe('descriptorIdentity', () => {
     expect(descriptorIdentity(e(['tenant', 't1'], ['user', 'alice']))).toBe('tenant=t1&user=alice');
     expect(descriptorIdentity(e(['user', 'alice'], ['tenant', 't1']))).not.toBe(descriptorIdentity(e(['tenant', 't1'], ['user', 'alice'])));
   });
+
+  it('values cannot be chosen to make two descriptors one identity', () => {
+    const a = descriptorIdentity(e(['tenant', 'x&user=y'], ['user', 'z']));
+    const b = descriptorIdentity(e(['tenant', 'x'], ['user', 'y&user=z']));
+    expect(a).not.toBe(b);
+    expect(a).toBe('tenant=x%26user%3Dy&user=z');
+  });
 });
