@@ -35,6 +35,6 @@ export type DecisionReply = [number, number, number, number];
 /** Converts a script reply to a Decision; µs scripts are rounded *up* to ms so nobody retries early. */
 export function decisionFromReply(reply: unknown, limit: number, unit: 'ms' | 'us'): Decision {
   const [allowed, remaining, retryAfter, resetAt] = reply as DecisionReply;
-  const toMs = unit === 'us' ? (x: number) => Math.ceil(x / 1000) : (x: number) => x;
-  return { allowed: allowed === 1, limit, remaining, retryAfterMs: toMs(retryAfter), resetAtMs: toMs(resetAt) };
+  if (unit === 'ms') return { allowed: allowed === 1, limit, remaining, retryAfterMs: retryAfter, resetAtMs: resetAt };
+  return { allowed: allowed === 1, limit, remaining, retryAfterMs: Math.ceil(retryAfter / 1000), resetAtMs: Math.ceil(resetAt / 1000) };
 }

@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import { SluiceError, isSluiceError } from '../errors.js';
 import { timeArg, type Clock, type ClockSource } from '../redis/clock.js';
 import { whenReady, type RedisClient } from '../redis/connection.js';
-import { withDeadline } from '../redis/deadline.js';
+import { Deadline, deadlineError, withDeadline } from '../redis/deadline.js';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
-import type { ScriptRegistry } from '../redis/scripts.js';
+import type { ScriptArg, ScriptRegistry } from '../redis/scripts.js';
 import type { AlgorithmSpec } from './algorithm.js';
 import { newLeaseId } from './concurrency.js';
 import { decisionFromReply, type Decision, type DecisionOptions } from './decision.js';
@@ -36,6 +36,8 @@ export interface LimiterContext {
 /** Options of limit/peek: cost and time, and whether the key is a secret to be hashed. */
 export type LimitCallOptions = DecisionOptions & IdentityOptions;
 
+const NO_OPTIONS: LimitCallOptions = Object.freeze({});
+
 /** While Redis is unavailable a fail-closed decision asks the caller to come back after this long. */
 export const FAIL_CLOSED_RETRY_MS = 1_000;
 
@@ -46,22 +48,25 @@ export class Limiter {
   private readonly spec: AlgorithmSpec<Policy>;
   /** The policy's size (`limit` in every decision) and the largest cost one call may have. */
   readonly maxCost: number;
+  /** The script arguments after the time of the most common call (cost 1, recorded, no lease), made once. */
+  private readonly commonArgs: ScriptArg[];
 
   constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy) {
     this.policy = parsePolicy(policy);
     this.spec = specOf(this.policy);
     this.maxCost = this.spec.limit(this.policy);
     this.namespace = this.policy.name ?? defaultNamespace(this.policy);
+    this.commonArgs = this.spec.args(this.policy, 1, true, '');
   }
 
   /** Decides and, when allowed, charges `cost` (default 1) to `key`. Refusal is a result, not an error. */
-  limit(key: string, options: LimitCallOptions = {}): Promise<Decision> {
-    return this.decide(key, options, true);
+  limit(key: string, options?: LimitCallOptions): Promise<Decision> {
+    return this.decide(key, options ?? NO_OPTIONS, true);
   }
 
   /** Decides without charging: the state of `key` as a call of `cost` would see it now. */
-  peek(key: string, options: LimitCallOptions = {}): Promise<Decision> {
-    return this.decide(key, options, false);
+  peek(key: string, options?: LimitCallOptions): Promise<Decision> {
+    return this.decide(key, options ?? NO_OPTIONS, false);
   }
 
   /** Forgets all state of `key` (it is back to full capacity). */
@@ -93,24 +98,57 @@ export class Limiter {
     return this.ctx.keys.limiter(this.namespace, this.ctx.keys.identity(key, options), this.spec.suffix);
   }
 
-  private async decide(key: string, options: LimitCallOptions, record: boolean): Promise<Decision> {
-    if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
-    const cost = this.checkCost(options.cost);
-    const k = this.keyOf(key, options);
-    const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
-    const leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
-    const args = [now, ...this.spec.args(this.policy, cost, record, leaseId)];
-    const started = performance.now();
+  /**
+   * One decision: one script call, one promise, one DecisionCall object that carries the deadline, the
+   * reply mapping and the fail mode (no async wrapper, no per-call timer): this runs for every request.
+   */
+  private decide(key: string, options: LimitCallOptions, record: boolean): Promise<Decision> {
+    let k: string;
+    let args: ScriptArg[];
+    let leaseId: string;
     try {
-      const reply = await this.call('decision', () => this.ctx.scripts.run(this.spec.script, [k], args));
-      const decision = decisionFromReply(reply, this.maxCost, this.spec.unit);
-      if (leaseId && decision.allowed) decision.leaseId = leaseId;
-      this.observe(decision.allowed ? 'allowed' : 'refused', started);
-      return decision;
+      if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
+      const cost = this.checkCost(options.cost);
+      k = this.keyOf(key, options);
+      const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
+      leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
+      args = cost === 1 && record && !leaseId ? [now, ...this.commonArgs] : [now, ...this.spec.args(this.policy, cost, record, leaseId)];
     } catch (error) {
-      if (isSluiceError(error) && error.code !== 'SLUICE_ERR_REDIS_UNAVAILABLE') throw error;
-      return this.failDecision(error, options.nowMs, started);
+      return Promise.reject(error);
     }
+    const call = new DecisionCall(this, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0);
+    const promise = new Promise<Decision>((resolve, reject) => {
+      call.resolve = resolve;
+      call.reject = reject;
+    });
+    const { client } = this.ctx;
+    try {
+      const reply =
+        client.status === 'ready'
+          ? this.ctx.scripts.run(this.spec.script, [k], args)
+          : whenReady(client, this.policy.timeoutMs).then(() => this.ctx.scripts.run(this.spec.script, [k], args));
+      reply.then(
+        (r) => call.onReply(r),
+        (e: unknown) => call.onError(e),
+      );
+    } catch (error) {
+      call.onError(error);
+    }
+    return promise;
+  }
+
+  /** @internal A script reply turned into the caller's decision. */
+  decisionOf(reply: unknown, leaseId: string, started: number): Decision {
+    const decision = decisionFromReply(reply, this.maxCost, this.spec.unit);
+    if (leaseId && decision.allowed) decision.leaseId = leaseId;
+    if (this.ctx.observer) this.observe(decision.allowed ? 'allowed' : 'refused', started);
+    return decision;
+  }
+
+  /** @internal What a failed call ends with: the fail mode's decision, or the error when it is not Redis's fault. */
+  failureOf(error: unknown, nowMs: number | undefined, started: number): Decision {
+    if (isSluiceError(error) && error.code !== 'SLUICE_ERR_REDIS_UNAVAILABLE') throw error;
+    return this.failDecision(error, nowMs, started);
   }
 
   /** Runs one Redis call within the policy's deadline, waiting for a connection only inside it. */
@@ -175,4 +213,42 @@ function defaultNamespace(policy: Policy): string {
   const { name: _n, failMode: _f, timeoutMs: _t, ...params } = policy;
   const canonical = JSON.stringify(Object.entries(params).sort(([a], [b]) => a.localeCompare(b)));
   return createHash('sha1').update(canonical).digest('base64url').slice(0, 6);
+}
+
+/** One decision in flight: settled by the reply, by an error, or by the policy's deadline, whichever is first. */
+class DecisionCall extends Deadline {
+  resolve!: (decision: Decision) => void;
+  reject!: (error: unknown) => void;
+
+  constructor(
+    private readonly limiter: Limiter,
+    private readonly leaseId: string,
+    private readonly nowMs: number | undefined,
+    private readonly started: number,
+  ) {
+    super();
+    this.start(limiter.policy.timeoutMs);
+  }
+
+  onReply(reply: unknown): void {
+    if (!this.settle()) return;
+    try {
+      this.resolve(this.limiter.decisionOf(reply, this.leaseId, this.started));
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  onError(error: unknown): void {
+    if (!this.settle()) return;
+    try {
+      this.resolve(this.limiter.failureOf(error, this.nowMs, this.started));
+    } catch (e) {
+      this.reject(e);
+    }
+  }
+
+  protected expire(): void {
+    this.resolve(this.limiter.failureOf(deadlineError('decision', this.limiter.policy.timeoutMs), this.nowMs, this.started));
+  }
 }

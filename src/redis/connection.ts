@@ -65,14 +65,33 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<void>
   }
   if (client.status === 'wait') client.connect().catch(() => undefined);
   return new Promise((resolve, reject) => {
-    const onReady = () => {
+    const stopWaiting = onNextReady(client, () => {
       clearTimeout(timer);
       resolve();
-    };
+    });
     const timer = setTimeout(() => {
-      client.off('ready', onReady);
+      stopWaiting();
       reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
     }, timeoutMs);
-    client.once('ready', onReady);
   });
+}
+
+/** The callers waiting for a client's next 'ready', behind ONE listener (not one per call in flight). */
+const readyWaiters = new WeakMap<RedisClient, Set<() => void>>();
+
+/** Calls `fn` on the client's next 'ready'; returns a function that stops waiting. */
+function onNextReady(client: RedisClient, fn: () => void): () => void {
+  let waiters = readyWaiters.get(client);
+  if (!waiters) {
+    const set = new Set<() => void>();
+    waiters = set;
+    readyWaiters.set(client, set);
+    client.once('ready', () => {
+      readyWaiters.delete(client);
+      for (const waiter of set) waiter();
+    });
+  }
+  const set = waiters;
+  set.add(fn);
+  return () => set.delete(fn);
 }

@@ -4,8 +4,12 @@
 // a Redis Cluster every key a script touches lives in one slot. Identity values that are long, carry
 // characters that could break the grammar or the hash tag, or are marked sensitive are replaced by a
 // hash: a raw API key never reaches Redis.
+import * as crypto from 'node:crypto';
 import { createHash, createHmac } from 'node:crypto';
 import { SluiceError } from '../errors.js';
+
+/** crypto.hash where this Node has it (20.12+), read through the namespace so older Nodes still load this module. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
 
 /** Bumped when the layout of any key or value changes, so old state is never misread. */
 export const KEY_VERSION = 'v1';
@@ -48,8 +52,11 @@ export class KeyBuilder {
 
   /** A stable short hash (22 base64url chars, 132 bits) of a value, keyed when a secret is configured. */
   hash(value: string): string {
-    const h = this.hashSecret ? createHmac('sha256', this.hashSecret) : createHash('sha256');
-    return h.update(value).digest('base64url').slice(0, 22);
+    if (this.hashSecret) return createHmac('sha256', this.hashSecret).update(value).digest('base64url').slice(0, 22);
+    // The one-shot hash() (Node >= 20.12) is the same SHA-256 without a Hash object: ~0.3 µs instead of ~0.8 µs,
+    // and an identity with a ':' (an IP v6, "user:42") is hashed on every decision.
+    if (oneShotHash) return oneShotHash('sha256', value, 'base64url').slice(0, 22);
+    return createHash('sha256').update(value).digest('base64url').slice(0, 22);
   }
 
   /** Key of a decision limiter's state: the hash tag holds the policy namespace and the identity. */

@@ -73,8 +73,11 @@ export function loadScripts(): Map<string, LoadedScript> {
 }
 
 /** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
+type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
+
 export class ScriptRegistry {
-  private readonly commands = new Map<string, string>();
+  /** Script name -> the ioredis command function defineCommand made (looked up once, not per call). */
+  private readonly commands = new Map<string, ScriptCommand>();
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
     const scripts = loadScripts();
@@ -83,7 +86,7 @@ export class ScriptRegistry {
       if (!s) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua is missing`);
       // defineCommand without numberOfKeys: the key count is passed on every call.
       if (!(s.command in client)) client.defineCommand(s.command, { lua: s.lua });
-      this.commands.set(name, s.command);
+      this.commands.set(name, (client as unknown as Record<string, ScriptCommand>)[s.command]!);
     }
   }
 
@@ -91,7 +94,6 @@ export class ScriptRegistry {
   run(name: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const command = this.commands.get(name);
     if (!command) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
-    const fn = (this.client as unknown as Record<string, (...a: ScriptArg[]) => Promise<unknown>>)[command]!;
-    return fn.call(this.client, keys.length, ...keys, ...args);
+    return command.call(this.client, keys.length, ...keys, ...args);
   }
 }
