@@ -1,7 +1,8 @@
 -- includes/now.lua: the clock every script uses.
 -- Redis before 5 needs effects replication before a script may read TIME and then write;
--- from 5 on this is the default and the call is a harmless no-op.
-if redis.replicate_commands then pcall(redis.replicate_commands) end
+-- from 5 on this is the default, and Redis 7 (which has REDIS_VERSION) skips the call: a pcall on
+-- every decision is measurable at 100k+ decisions/s.
+if redis.replicate_commands and not redis.REDIS_VERSION then pcall(redis.replicate_commands) end
 
 -- now_us(arg): the caller's time in microseconds when given (tests, simulations, client clock),
 -- else Redis TIME, so app servers with skewed clocks still agree.
