@@ -14,3 +14,8 @@ export { DeferJob } from './throttle/defer.js';
 export { throttleConfigSchema, type ThrottleConfig, type ThrottleConfigInput } from './throttle/config.js';
 export type { JobStatus, JobState } from './throttle/job-status.js';
 export type { ThrottleObserver, SubmitOutcome } from './throttle/observer.js';
+export { createApp } from './http/app.js';
+export type { AppDeps } from './http/deps.js';
+export { decisionMiddleware, type MiddlewareOptions } from './http/middleware.js';
+export type { RulesSource } from './http/rules-source.js';
+export { Metrics, type RuleOutcome } from './metrics/metrics.js';

@@ -1,7 +1,6 @@
 // createSluice: the façade a user holds. It wires one Redis client, the script registry, the key
 // builder and the clock, and hands out limiters, throttles and workers that share them.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { SluiceError } from './errors.js';
 import { systemClock, type Clock, type ClockSource } from './redis/clock.js';
 import { createRedisClient, type RedisClient, type RedisTarget } from './redis/connection.js';
 import { KeyBuilder, assertName } from './redis/keys.js';
@@ -15,6 +14,8 @@ import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
 import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
 import { ThrottleKeys } from './throttle/keys.js';
+import type { RequestHandler } from 'express';
+import { decisionMiddleware, type MiddlewareOptions } from './http/middleware.js';
 
 /** Told about decisions, submits, starts and Redis errors: the metrics module plugs in here. */
 export type SluiceObserver = DecisionObserver & ThrottleObserver;
@@ -49,6 +50,11 @@ export interface Sluice {
   throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
   /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
   worker<P = unknown, R = unknown>(name: string, handler: JobHandler<P, R>, options?: WorkerOptions<P>): ThrottleWorker;
+  /**
+   * Decision middleware for any express app: the rules a request matches (`rules`) or one `policy`
+   * per request key; sets the rate-limit headers and answers 429 with Retry-After when a rule refuses.
+   */
+  middleware(options: MiddlewareOptions): RequestHandler;
   /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
@@ -97,16 +103,15 @@ export function createSluice(options: SluiceOptions): Sluice {
     redis: client,
     keys,
     limiter: (policy) => new Limiter(limiterContext, policy),
+    middleware: (middlewareOptions) =>
+      decisionMiddleware({ limiter: (policy) => new Limiter(limiterContext, policy), hash: (v) => keys.hash(v) }, middlewareOptions),
     throttle(name, config) {
       assertName(name, 'throttle name');
       const existing = throttles.get(name);
-      if (existing) {
-        if (JSON.stringify(existing.config) !== JSON.stringify(new Throttle(throttleContext, name, config).config)) {
-          throw new SluiceError('SLUICE_ERR_INVALID_THROTTLE', `throttle '${name}' is already defined with another configuration`);
-        }
-        return existing;
-      }
       const t = new Throttle(throttleContext, name, config);
+      if (existing && JSON.stringify(existing.config) === JSON.stringify(t.config)) return existing;
+      // A new configuration (e.g. the rules file changed) replaces the old one for new admissions.
+      if (existing) void existing.close().catch(() => undefined);
       throttles.set(name, t);
       return t;
     },

@@ -52,6 +52,12 @@ export interface Rules {
   matchRequest(req: RequestInfo, options?: DescriptorOptions): RequestMatch[];
   /** The route group of a method and raw path, or undefined. */
   routeOf(method: string, path: string): string | undefined;
+  /**
+   * The value of one identity source for a request — `api_key` (hashed), `user`, `ip` (through the
+   * trusted proxies, grouped), `plan`, `route`, `method` or `header:<Name>` (hashed when secret) —
+   * with the `http:` section's settings (or their defaults); undefined when the request has none.
+   */
+  requestSource(source: string, req: RequestInfo, options?: DescriptorOptions): string | undefined;
 }
 
 /** What compilation needs besides the data. */
@@ -92,6 +98,8 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
   }
   const routes = new RouteGroups(routeGroups);
   const http = spec.http ? compileHttp(spec.http, routes) : undefined;
+  // Identity sources (queue keys) work without an http: section too, with its defaults.
+  const sources = http ?? compileHttp({ domain: '-', descriptors: [] } as unknown as Parameters<typeof compileHttp>[0], routes);
   const baseDir = dirname(resolve(ctx.file));
   const queues = (spec.queues ?? []).map((q) => compileQueue(q, baseDir));
   const queueByName = new Map(queues.map((q) => [q.name, q]));
@@ -123,6 +131,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
       });
     },
     routeOf: (method: string, path: string) => routes.match(method, path),
+    requestSource: (source: string, req: RequestInfo, options?: DescriptorOptions) => sources.source(source, req, options),
   });
 }
 

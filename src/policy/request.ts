@@ -54,7 +54,11 @@ export function defaultHash(value: string): string {
 export function compileHttp(
   spec: HttpSpec,
   routes: RouteGroups,
-): { rules: HttpRules; descriptors: (req: RequestInfo, options?: DescriptorOptions) => DescriptorEntry[][] } {
+): {
+  rules: HttpRules;
+  descriptors: (req: RequestInfo, options?: DescriptorOptions) => DescriptorEntry[][];
+  source: (source: string, req: RequestInfo, options?: DescriptorOptions) => string | undefined;
+} {
   const trusted = TrustedProxies.from(spec.trusted_proxies ?? []);
   const rules: HttpRules = {
     domain: spec.domain,
@@ -88,7 +92,9 @@ export function compileHttp(
     }
     return out;
   };
-  return { rules, descriptors };
+  const source = (name: string, req: RequestInfo, options: DescriptorOptions = {}) =>
+    readSource(name, req, rules, trusted, routes, options.hash ?? defaultHash);
+  return { rules, descriptors, source };
 }
 
 function isSecretSource(source: string | undefined): boolean {

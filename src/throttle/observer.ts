@@ -11,7 +11,7 @@ export interface ThrottleObserver {
   onDefer?(event: { queue: string; reason: 'rate' | 'upstream' }): void;
   /** A handler run ended. */
   onFinish?(event: { queue: string; outcome: 'completed' | 'failed' | 'retrying'; durationMs: number }): void;
-  /** A lane's queue depth after a change the observer can see (sampled at submit). */
+  /** The lane a submit went to: its queued jobs after an admission, its queued units at a refusal. */
   onLaneDepth?(event: { queue: string; depth: number }): void;
   /** Lane repair removed members whose job was lost. */
   onRepair?(event: { queue: string; units: number }): void;

@@ -93,6 +93,8 @@ export class Throttle {
       cost,
       ...(reply.kind === 'admitted' ? { waitMs: (reply.startUs - reply.nowUs) / 1000 } : {}),
     });
+    if (reply.kind === 'admitted') this.ctx.observer?.onLaneDepth?.({ queue: this.name, depth: reply.position + 1 });
+    else if (reply.kind === 'queue_full') this.ctx.observer?.onLaneDepth?.({ queue: this.name, depth: reply.depth });
     switch (reply.kind) {
       case 'queue_full':
       case 'wait_too_long':

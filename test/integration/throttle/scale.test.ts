@@ -26,7 +26,7 @@ async function keysUnder(prefix: string): Promise<string[]> {
 }
 
 async function connections(): Promise<number> {
-  return (await backend.raw.client('LIST')).toString().trim().split('\n').length;
+  return String(await backend.raw.client('LIST')).trim().split('\n').length;
 }
 
 describe('scale', () => {

@@ -1,0 +1,31 @@
+// createApp(deps): the express app — submit, job status, decision service, health and metrics. It never
+// listens: tests drive it in-process (supertest) and `sluice serve` puts it on a port.
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { AppDeps } from './deps.js';
+import { problemOf, sendProblem } from './problem.js';
+import { QueueThrottles } from './queue-throttles.js';
+import { decisionsRoute } from './routes/decisions.js';
+import { healthRoutes } from './routes/health.js';
+import { jobStatusRoute } from './routes/job-status.js';
+import { submitRoute } from './routes/submit.js';
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  // Client addresses come from the socket; X-Forwarded-For is read only through the rules' trusted proxies.
+  app.set('trust proxy', false);
+  const throttles = new QueueThrottles(deps.sluice);
+  app.use(healthRoutes(deps));
+  app.use(submitRoute(deps, throttles));
+  app.use(jobStatusRoute(deps, throttles));
+  app.use(decisionsRoute(deps));
+  app.use((_req: Request, res: Response) => sendProblem(res, 404, 'no such route'));
+  // Express 5 passes rejected async handlers here too.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const p = problemOf(error);
+    if (p.status >= 500) deps.logger.error({ err: error }, 'request failed');
+    if (res.headersSent) return;
+    sendProblem(res, p.status, p.message, p.issues);
+  });
+  return app;
+}

@@ -1,0 +1,19 @@
+// What createApp needs: the sluice instance, the rules in force, metrics, a logger, and limits.
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Sluice } from '../sluice.js';
+import type { HeaderSelection } from './headers.js';
+import type { RulesSource } from './rules-source.js';
+
+export interface AppDeps {
+  sluice: Sluice;
+  rules: RulesSource;
+  metrics: Metrics;
+  logger: Logger;
+  /** Largest JSON body accepted, in bytes (default 1 MiB); larger bodies get 413. */
+  bodyLimitBytes?: number;
+  /** Which rate-limit header sets to send. */
+  headers?: HeaderSelection;
+}
+
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;

@@ -1,0 +1,131 @@
+// The decision middleware for any express app: decides the rules a request matches (or one policy),
+// sets truthful rate-limit headers, and answers 429 with Retry-After when an enforcing rule refuses.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import type { Limiter } from '../limiters/limiter.js';
+import type { Policy, PolicyInput } from '../limiters/policy.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { DescriptorEntry, Rule, Rules } from '../policy/index.js';
+import { rateLimitHeaders, type HeaderInput, type HeaderSelection } from './headers.js';
+import { requestInfo } from './request-info.js';
+import { RuleLimiters, decideRules, identityHash, type RuleDecision } from './rule-decisions.js';
+import { rulesSourceOf, type RulesSource } from './rules-source.js';
+
+export interface MiddlewareOptions {
+  /** Rules (or a watcher of a rules file): the request's descriptors are matched in the `http:` domain. */
+  rules?: Rules | RulesSource;
+  /** Or one policy for every request, keyed by `identify`. */
+  policy?: PolicyInput | Policy;
+  /** With `policy`: the key of a request (default: the client IP as express sees it, `req.ip`). */
+  identify?: (req: Request) => string | undefined;
+  /** With `policy`: the key is a secret (an API key): it is hashed before it reaches Redis. */
+  sensitiveKey?: boolean;
+  /** The cost of a request (default 1). */
+  cost?: (req: Request) => number;
+  /** Which rate-limit header sets to send (default: Retry-After, IETF draft-11, legacy X-RateLimit-*). */
+  headers?: HeaderSelection;
+  metrics?: Metrics;
+  /** Refusals are logged here (hashed identity, rule, rules version, reason). */
+  logger?: Logger;
+}
+
+/** What the middleware needs from the sluice instance. */
+export interface MiddlewareDeps {
+  limiter(policy: PolicyInput | Policy): Limiter;
+  /** Hashes secret values with the instance's key builder (HMAC when configured). */
+  hash(value: string): string;
+}
+
+export function decisionMiddleware(deps: MiddlewareDeps, options: MiddlewareOptions): RequestHandler {
+  const decide = options.rules
+    ? rulesMode(deps, rulesSourceOf(options.rules))
+    : options.policy
+      ? policyMode(deps, options.policy, options.identify ?? ((req) => req.ip), options.sensitiveKey === true)
+      : undefined;
+  if (!decide) throw new TypeError('middleware: give `rules` or `policy`');
+  const selection = options.headers ?? {};
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    const cost = options.cost?.(req) ?? 1;
+    decide(req, cost).then(
+      ({ allowed, results, version }) => {
+        for (const r of results) options.metrics?.recordRule(r.rule.name, r.outcome);
+        const enforced = results.filter((r) => r.decision && !r.rule.shadowMode);
+        const inputs: HeaderInput[] = enforced.map((r) => ({ decision: r.decision!, policy: r.rule.policy!, name: r.rule.name, cost }));
+        for (const [name, value] of rateLimitHeaders(inputs, Date.now(), selection)) res.setHeader(name, value);
+        if (!allowed) {
+          refuse(res, enforced, options.logger, version);
+          return;
+        }
+        // Concurrency leases are held for the life of the response.
+        const leases = enforced.filter((r) => r.decision!.leaseId);
+        if (leases.length) {
+          res.once('close', () => {
+            for (const r of leases) void r.limiter!.release(r.identity, r.decision!.leaseId!).catch(() => undefined);
+          });
+        }
+        next();
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}
+
+type Decide = (req: Request, cost: number) => Promise<{ allowed: boolean; results: RuleDecision[]; version: string }>;
+
+function rulesMode(deps: MiddlewareDeps, source: RulesSource): Decide {
+  const limiters = new RuleLimiters((p) => deps.limiter(p));
+  return async (req, cost) => {
+    const rules = source.current();
+    const matches = rules.matchRequest(requestInfo(req), { hash: deps.hash });
+    const { allowed, results } = await decideRules(matches, limiters, rules.version, cost);
+    return { allowed, results, version: rules.version };
+  };
+}
+
+function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, identify: (req: Request) => string | undefined, sensitive: boolean): Decide {
+  const limiter = deps.limiter(input);
+  const rule: Rule = {
+    id: limiter.namespace,
+    name: limiter.namespace,
+    domain: 'policy',
+    policy: limiter.policy,
+    shadowMode: false,
+    unlimited: false,
+    source: { file: '', line: 0, column: 0 },
+  };
+  const limiters = new RuleLimiters(() => limiter);
+  return async (req, cost) => {
+    const key = identify(req);
+    if (key === undefined || key === '') return { allowed: true, results: [], version: 'policy' };
+    // A secret key is hashed here, so the descriptor identity (and Redis) never holds it.
+    const entries: DescriptorEntry[] = [{ key: 'id', value: sensitive ? deps.hash(key) : key }];
+    const { allowed, results } = await decideRules([{ rule, entries }], limiters, 'policy', cost);
+    return { allowed, results, version: 'policy' };
+  };
+}
+
+/** 429 with Retry-After (already set with the other headers) and the JSON body clients expect. */
+function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefined, version: string): void {
+  const refusing = enforced.filter((r) => !r.decision!.allowed);
+  const retryAfter = Math.max(1, ...refusing.map((r) => Math.ceil(r.decision!.retryAfterMs / 1000)));
+  if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
+  for (const r of refusing) {
+    logger?.info(
+      {
+        event: 'refused',
+        rule: r.rule.name,
+        identity: identityHash(r.identity),
+        rulesVersion: version,
+        algorithm: r.rule.policy?.algorithm,
+        reason: r.decision!.failure ?? 'limit_exceeded',
+      },
+      'request refused',
+    );
+  }
+  res.status(429).json({
+    error: 'rate_limit_exceeded',
+    retry_after: retryAfter,
+    message: `rate limit exceeded (${refusing.map((r) => r.rule.name).join(', ')}); retry in ${retryAfter} s`,
+  });
+}

@@ -1,0 +1,20 @@
+// The throttle of each queue of the rules in force: made on first use, remade when the rules change
+// the queue's settings.
+import type { QueueRule } from '../policy/index.js';
+import type { Sluice } from '../sluice.js';
+import type { Throttle } from '../throttle/throttle.js';
+
+export class QueueThrottles {
+  private readonly made = new Map<string, { settings: string; throttle: Throttle }>();
+
+  constructor(private readonly sluice: Sluice) {}
+
+  of(queue: QueueRule): Throttle {
+    const settings = JSON.stringify(queue.throttle);
+    const known = this.made.get(queue.name);
+    if (known && known.settings === settings) return known.throttle;
+    const throttle = this.sluice.throttle(queue.name, queue.throttle);
+    this.made.set(queue.name, { settings, throttle });
+    return throttle;
+  }
+}

@@ -1,0 +1,61 @@
+// POST /v1/decisions — the decision service for other languages (Envoy style): the descriptors of a
+// call in a domain, one status per descriptor, all-or-nothing across the rules that enforce.
+import { Router, type Request, type Response } from 'express';
+import { jsonBody, parseBody, requireJson } from '../body.js';
+import type { AppDeps } from '../deps.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
+import { sendProblem } from '../problem.js';
+import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
+import { decisionBodySchema } from '../schemas.js';
+import type { DescriptorEntry, Rule } from '../../policy/index.js';
+
+export function decisionsRoute(deps: AppDeps): Router {
+  const router = Router();
+  const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
+  router.post('/v1/decisions', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
+    const body = parseBody(decisionBodySchema, req, res);
+    if (!body) return;
+    const rules = deps.rules.current();
+    if (!rules.domains.includes(body.domain)) return sendProblem(res, 404, `no domain '${body.domain}'`);
+    const descriptors: DescriptorEntry[][] = body.descriptors.map((d) => ('entries' in d ? d.entries : [d]));
+    const matched: { index: number; rule: Rule; entries: DescriptorEntry[] }[] = [];
+    descriptors.forEach((entries, index) => {
+      const rule = rules.matchDescriptor(body.domain, entries);
+      if (rule) matched.push({ index, rule, entries });
+    });
+    const { allowed, results } = await decideRules(matched, limiters, rules.version, body.cost ?? 1);
+    const statuses: Record<string, unknown>[] = descriptors.map((entries) => ({ descriptor: entries, code: 'OK', rule: null }));
+    results.forEach((r, i) => {
+      deps.metrics.recordRule(r.rule.name, r.outcome);
+      const d = r.decision;
+      const over = d !== undefined && !d.allowed && !r.rule.shadowMode;
+      statuses[matched[i]!.index] = {
+        descriptor: r.entries,
+        code: over ? 'OVER_LIMIT' : 'OK',
+        rule: r.rule.name,
+        ...(r.rule.shadowMode ? { shadow: true } : {}),
+        ...(r.rule.unlimited ? { unlimited: true } : {}),
+        ...(d
+          ? {
+              allowed: d.allowed,
+              limit: d.limit,
+              remaining: d.remaining,
+              retry_after_ms: d.retryAfterMs,
+              reset_at: new Date(d.resetAtMs).toISOString(),
+              ...(d.leaseId ? { lease_id: d.leaseId } : {}),
+              ...(d.failure ? { failure: d.failure } : {}),
+            }
+          : {}),
+      };
+      if (over) {
+        deps.logger.info(
+          { event: 'refused', rule: r.rule.name, identity: identityHash(r.identity), rulesVersion: rules.version, reason: d.failure ?? 'limit_exceeded' },
+          'decision refused',
+        );
+      }
+    });
+    const retryAfterMs = Math.max(0, ...results.filter((r) => r.decision && !r.decision.allowed && !r.rule.shadowMode).map((r) => r.decision!.retryAfterMs));
+    res.json({ allowed, ...(allowed ? {} : { retry_after: Math.max(1, Math.ceil(retryAfterMs / 1000)) }), statuses });
+  });
+  return router;
+}

@@ -1,0 +1,32 @@
+// GET /v1/queues/:queue/jobs/:id — a job's state, attempts, result or failure reason, and its start.
+import { Router, type Request, type Response } from 'express';
+import type { AppDeps } from '../deps.js';
+import { sendProblem } from '../problem.js';
+import type { QueueThrottles } from '../queue-throttles.js';
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+export function jobStatusRoute(deps: AppDeps, throttles: QueueThrottles): Router {
+  const router = Router();
+  router.get('/v1/queues/:queue/jobs/:id', async (req: Request, res: Response) => {
+    const queueName = String(req.params.queue);
+    const queue = deps.rules.current().queue(queueName);
+    if (!queue) return sendProblem(res, 404, `no queue '${queueName}'`);
+    const id = String(req.params.id);
+    const status = await throttles.of(queue).job(id);
+    if (!status) return sendProblem(res, 404, `no job '${id}' in queue '${queue.name}' (unknown, or removed after its retention)`);
+    res.json({
+      id: status.id,
+      queue: queue.name,
+      state: status.state,
+      attemptsMade: status.attemptsMade,
+      startsAt: iso(status.startsAtMs),
+      submittedAt: iso(status.submittedAtMs),
+      startedAt: iso(status.startedAtMs),
+      finishedAt: iso(status.finishedAtMs),
+      ...(status.state === 'completed' ? { result: status.result ?? null } : {}),
+      ...(status.failedReason ? { failedReason: status.failedReason } : {}),
+    });
+  });
+  return router;
+}

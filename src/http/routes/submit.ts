@@ -1,0 +1,86 @@
+// POST /v1/queues/:queue/jobs — admit a job into its key's lane: 202 Accepted with where to look it up,
+// or 429 with the exact Retry-After when the lane is full or the wait would be too long.
+import { Router, type Request, type Response } from 'express';
+import { jsonBody, parseBody, requireJson } from '../body.js';
+import type { AppDeps } from '../deps.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
+import { sendProblem } from '../problem.js';
+import { queueRefusalHeaders } from '../queue-headers.js';
+import type { QueueThrottles } from '../queue-throttles.js';
+import { requestInfo } from '../request-info.js';
+import { identityHash } from '../rule-decisions.js';
+import { submitBodySchema } from '../schemas.js';
+import type { QueueRule } from '../../policy/index.js';
+
+export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
+  const router = Router();
+  router.post('/v1/queues/:queue/jobs', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
+    const rules = deps.rules.current();
+    const queueName = String(req.params.queue);
+    const queue = rules.queue(queueName);
+    if (!queue) return sendProblem(res, 404, `no queue '${queueName}'`);
+    const body = parseBody(submitBodySchema, req, res);
+    if (!body) return;
+    const key = laneKey(queue, body.key, req, deps);
+    if (key === undefined) {
+      return sendProblem(res, 400, `queue '${queue.name}' takes its key from ${describeSource(queue)}, and the request has none`, [
+        { path: queue.key.type === 'body' ? 'key' : '(request)', message: `required: the lane key (${describeSource(queue)})`, code: 'invalid_type' },
+      ]);
+    }
+    const throttle = throttles.of(queue);
+    const result = await throttle.submit(key, body.payload, {
+      ...(body.cost !== undefined ? { cost: body.cost } : {}),
+      ...(body.idempotencyKey !== undefined ? { id: body.idempotencyKey } : {}),
+    });
+    if (!result.admitted) {
+      for (const [name, value] of queueRefusalHeaders(queue.name, result.capacity, result.retryAfterMs, Date.now(), deps.headers)) res.setHeader(name, value);
+      if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
+      const retryAfter = Number(res.getHeader('Retry-After'));
+      deps.logger.info(
+        { event: 'refused', queue: queue.name, identity: identityHash(key), rulesVersion: rules.version, reason: result.reason },
+        'submit refused',
+      );
+      res.status(429).json({
+        error: 'rate_limit_exceeded',
+        retry_after: retryAfter,
+        reason: result.reason,
+        message:
+          result.reason === 'queue_full'
+            ? `queue '${queue.name}' is full for this key (capacity ${result.capacity}); retry in ${retryAfter} s`
+            : `the wait in queue '${queue.name}' would be longer than allowed; retry in ${retryAfter} s`,
+      });
+      return;
+    }
+    const location = `/v1/queues/${encodeURIComponent(queue.name)}/jobs/${encodeURIComponent(result.jobId)}`;
+    res.status(202).location(location).json({
+      id: result.jobId,
+      queue: queue.name,
+      state: 'queued',
+      startsAt: new Date(result.startsAtMs).toISOString(),
+      position: result.position,
+      ...(result.duplicate ? { duplicate: true } : {}),
+    });
+  });
+  return router;
+}
+
+/** The lane key of a submit, from where the queue says: the body, or an identity source of the request. */
+function laneKey(queue: QueueRule, bodyKey: string | undefined, req: Request, deps: AppDeps): string | undefined {
+  if (queue.key.type === 'body') return bodyKey;
+  const source = queue.key.type === 'header' ? `header:${queue.key.name}` : queue.key.type;
+  // api_key (and secret headers) come back hashed: the raw secret never reaches Redis or a log.
+  return deps.rules.current().requestSource(source, requestInfo(req), { hash: (v) => deps.sluice.keys.hash(v) });
+}
+
+function describeSource(queue: QueueRule): string {
+  switch (queue.key.type) {
+    case 'body':
+      return "the body's `key`";
+    case 'header':
+      return `the ${queue.key.name} header`;
+    case 'api_key':
+      return 'the API key header';
+    default:
+      return `the request's ${queue.key.type}`;
+  }
+}

@@ -1,0 +1,107 @@
+// Deciding the rules a request (or a decision-service call) matched: one limiter per rule, cached per
+// rules version; all-or-nothing charging (peek every enforcing rule, charge them only if all allow);
+// shadow rules always decide and count but never refuse.
+import { createHash } from 'node:crypto';
+import type { Decision } from '../limiters/decision.js';
+import type { Limiter } from '../limiters/limiter.js';
+import type { Policy, PolicyInput } from '../limiters/policy.js';
+import type { RuleOutcome } from '../metrics/metrics.js';
+import { descriptorIdentity, type DescriptorEntry, type Rule } from '../policy/index.js';
+
+/** Makes limiters: the sluice instance's `limiter`. */
+export type LimiterFactory = (policy: PolicyInput | Policy) => Limiter;
+
+/** One matched rule's decision. */
+export interface RuleDecision {
+  rule: Rule;
+  entries: readonly DescriptorEntry[];
+  /** The limiter key (descriptor identity); may hold a client IP or user id: never log it raw. */
+  identity: string;
+  /** Undefined for an unlimited rule. */
+  decision?: Decision;
+  outcome: RuleOutcome;
+  /** The limiter that decided (to release a concurrency lease). */
+  limiter?: Limiter;
+}
+
+/** Limiters per rule, made once per rules version (a policy change gives a new limiter). */
+export class RuleLimiters {
+  private version = '';
+  private readonly byName = new Map<string, Limiter>();
+
+  constructor(private readonly make: LimiterFactory) {}
+
+  of(rule: Rule, rulesVersion: string): Limiter | undefined {
+    if (!rule.policy) return undefined;
+    if (rulesVersion !== this.version) {
+      this.byName.clear();
+      this.version = rulesVersion;
+    }
+    let limiter = this.byName.get(rule.name);
+    if (!limiter) {
+      limiter = this.make(rule.policy);
+      this.byName.set(rule.name, limiter);
+    }
+    return limiter;
+  }
+}
+
+/**
+ * Decides every match. Enforcing rules are all-or-nothing: with more than one, each is first peeked
+ * and nothing is charged if any would refuse; a call that races another between the peek and the
+ * charge can still be refused at the charge (the statuses then say which rule refused). Shadow rules
+ * are charged and counted independently and never refuse.
+ */
+export async function decideRules(
+  matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
+  limiters: RuleLimiters,
+  rulesVersion: string,
+  cost = 1,
+): Promise<{ allowed: boolean; results: RuleDecision[] }> {
+  const results: RuleDecision[] = matches.map((m) => ({
+    rule: m.rule,
+    entries: m.entries,
+    identity: descriptorIdentity(m.entries),
+    outcome: 'allowed' as RuleOutcome,
+  }));
+  const enforcing: RuleDecision[] = [];
+  const shadow: RuleDecision[] = [];
+  for (const r of results) {
+    r.limiter = limiters.of(r.rule, rulesVersion);
+    if (!r.limiter) continue; // unlimited
+    (r.rule.shadowMode ? shadow : enforcing).push(r);
+  }
+  const charge = async (r: RuleDecision) => {
+    r.decision = await r.limiter!.limit(r.identity, { cost: Math.min(cost, r.limiter!.maxCost) });
+  };
+  const shadowDone = Promise.all(shadow.map(charge));
+  if (enforcing.length > 1) {
+    const peeks = await Promise.all(enforcing.map((r) => r.limiter!.peek(r.identity, { cost: Math.min(cost, r.limiter!.maxCost) })));
+    if (peeks.some((d) => !d.allowed)) {
+      enforcing.forEach((r, i) => (r.decision = peeks[i]));
+    } else {
+      await Promise.all(enforcing.map(charge));
+    }
+  } else {
+    await Promise.all(enforcing.map(charge));
+  }
+  await shadowDone;
+  let allowed = true;
+  for (const r of results) {
+    if (!r.decision) continue;
+    r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
+    if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
+  }
+  return { allowed, results };
+}
+
+function outcomeOf(d: Decision, shadow: boolean): RuleOutcome {
+  if (d.failure) return d.failure;
+  if (d.allowed) return 'allowed';
+  return shadow ? 'shadow-refused' : 'refused';
+}
+
+/** A short hash of an identity, for logs (never the identity itself). */
+export function identityHash(identity: string): string {
+  return createHash('sha256').update(identity).digest('base64url').slice(0, 16);
+}

@@ -1,0 +1,31 @@
+// zod schemas of every HTTP body: the single source of truth for validation and for the docs.
+import { z } from 'zod';
+
+/** POST /v1/queues/:queue/jobs */
+export const submitBodySchema = z
+  .object({
+    /** The lane key, when the queue takes it from the body (its `key` source is `body`). */
+    key: z.string().min(1).max(1024).optional(),
+    /** Any JSON value; the job's handler receives it. */
+    payload: z.json(),
+    cost: z.number().int().positive().optional(),
+    /** The same key submitted twice is admitted once. */
+    idempotencyKey: z.string().min(1).max(256).optional(),
+  })
+  .strict();
+export type SubmitBody = z.infer<typeof submitBodySchema>;
+
+const entrySchema = z.object({ key: z.string().min(1).max(256), value: z.string().max(1024) }).strict();
+
+/**
+ * POST /v1/decisions (Envoy-style). Each element of `descriptors` is one descriptor: either a
+ * single entry `{ key, value }` or an ordered list of entries `{ entries: [{ key, value }, ...] }`.
+ */
+export const decisionBodySchema = z
+  .object({
+    domain: z.string().min(1).max(128),
+    descriptors: z.array(z.union([entrySchema, z.object({ entries: z.array(entrySchema).min(1).max(16) }).strict()])).min(1).max(32),
+    cost: z.number().int().positive().optional(),
+  })
+  .strict();
+export type DecisionBody = z.infer<typeof decisionBodySchema>;
