@@ -1,0 +1,60 @@
+// The configuration of a long-running sluice process (serve, worker, dev): command-line flags first,
+// then environment variables, then defaults — validated by one zod schema.
+import { z } from 'zod';
+import { SluiceError } from '../errors.js';
+import { describeIssues, issuesOf } from '../validation.js';
+
+export const processConfigSchema = z
+  .object({
+    /** The rules file (--config, SLUICE_CONFIG). */
+    config: z.string().min(1, 'required: --config FILE or SLUICE_CONFIG'),
+    /** --redis-url, SLUICE_REDIS_URL. */
+    redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    /** --port, PORT (serve). */
+    port: z.coerce.number().int().min(0).max(65_535),
+    /** --host, HOST (serve). */
+    host: z.string().min(1),
+    /** Largest request body in bytes (--body-limit, SLUICE_BODY_LIMIT). */
+    bodyLimitBytes: z.coerce.number().int().positive(),
+    /** HMAC secret for identity hashes (SLUICE_HASH_SECRET). */
+    hashSecret: z.string().min(1).optional(),
+    /** Key prefix (SLUICE_PREFIX). */
+    prefix: z.string().min(1).optional(),
+    /** Handlers running at once per worker process (--concurrency, SLUICE_CONCURRENCY). */
+    concurrency: z.coerce.number().int().positive(),
+    /** pino level (LOG_LEVEL). */
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  })
+  .strict();
+
+export type ProcessConfig = z.infer<typeof processConfigSchema>;
+
+/** Flags as commander gives them. */
+export interface ProcessFlags {
+  config?: string;
+  redisUrl?: string;
+  port?: string;
+  host?: string;
+  bodyLimit?: string;
+  concurrency?: string;
+}
+
+export function resolveProcessConfig(flags: ProcessFlags, env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  const raw = {
+    config: flags.config ?? env.SLUICE_CONFIG ?? '',
+    redisUrl: flags.redisUrl ?? env.SLUICE_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    port: flags.port ?? env.PORT ?? '8080',
+    host: flags.host ?? env.HOST ?? '127.0.0.1',
+    bodyLimitBytes: flags.bodyLimit ?? env.SLUICE_BODY_LIMIT ?? String(1024 * 1024),
+    ...(env.SLUICE_HASH_SECRET ? { hashSecret: env.SLUICE_HASH_SECRET } : {}),
+    ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
+    concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+  const parsed = processConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    throw new SluiceError('SLUICE_ERR_INVALID_CONFIG', `invalid configuration: ${describeIssues(issues)}`, { details: issues });
+  }
+  return Object.freeze(parsed.data);
+}

@@ -1,0 +1,112 @@
+// The composition root: wires Redis, the rules watcher, metrics, the HTTP listener and the queue
+// workers of one process, and shuts them down in order on SIGTERM/SIGINT.
+import type { Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { createApp } from '../http/app.js';
+import { Metrics } from '../metrics/metrics.js';
+import { loadRules, watchRules, type RulesWatcher } from '../policy/index.js';
+import { createSluice, type Sluice } from '../sluice.js';
+import type { ProcessConfig } from './process-config.js';
+
+export interface RuntimeParts {
+  server: boolean;
+  workers: boolean;
+}
+
+export interface Runtime {
+  sluice: Sluice;
+  logger: Logger;
+  /** The bound address, when serving. */
+  address?: { host: string; port: number };
+  /** Stops accepting, finishes in-flight requests and jobs, closes Redis. Idempotent. */
+  close(): Promise<void>;
+  /** Resolves once close() has finished. */
+  closed: Promise<void>;
+}
+
+/** What runWorkers (workers/run.ts) looks like; loaded at run time so src/ never imports workers/. */
+interface WorkersModule {
+  runWorkers(sluice: Sluice, queues: readonly unknown[], options: { concurrency: number }): Promise<{ queues: string[]; close(): Promise<void> }>;
+}
+
+export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): Promise<Runtime> {
+  const logger = pino({ level: config.logLevel, base: { service: 'sluice', pid: process.pid } });
+  const metrics = new Metrics({ defaultMetrics: true });
+  // Fail fast on a bad file: the error names every problem with its line.
+  const initial = loadRules(config.config);
+  const sluice = createSluice({
+    redis: config.redisUrl,
+    observer: metrics,
+    ...(config.hashSecret ? { hashSecret: config.hashSecret } : {}),
+    ...(config.prefix ? { prefix: config.prefix } : {}),
+  });
+
+  let watcher: RulesWatcher | undefined;
+  let server: Server | undefined;
+  let workers: { close(): Promise<void> } | undefined;
+  let address: Runtime['address'];
+
+  if (parts.server) {
+    watcher = watchRules(config.config, {
+      logger,
+      onChange: (next) => {
+        metrics.recordRulesReload('applied');
+        logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
+      },
+      onError: () => metrics.recordRulesReload('refused'),
+    });
+    const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, () => resolve(s));
+      s.once('error', reject);
+    });
+    const bound = server.address();
+    address = typeof bound === 'object' && bound ? { host: config.host, port: bound.port } : { host: config.host, port: config.port };
+    logger.info({ event: 'listening', url: `http://${address.host}:${address.port}`, rulesVersion: initial.version }, 'sluice serve listening');
+  }
+
+  if (parts.workers) {
+    const mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as WorkersModule;
+    const running = await mod.runWorkers(sluice, initial.queues, { concurrency: config.concurrency });
+    workers = running;
+    logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');
+  }
+
+  let closing: Promise<void> | undefined;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  const close = () => {
+    closing ??= (async () => {
+      logger.info({ event: 'shutting_down' }, 'shutting down');
+      if (server) {
+        const s = server;
+        // Stop accepting; in-flight requests finish; idle keep-alive sockets are closed now.
+        const stopped = new Promise<void>((r) => s.close(() => r()));
+        s.closeIdleConnections();
+        await stopped;
+      }
+      await workers?.close();
+      watcher?.close();
+      await sluice.close();
+      logger.info({ event: 'stopped' }, 'stopped');
+      resolveClosed();
+    })();
+    return closing;
+  };
+  return { sluice, logger, ...(address ? { address } : {}), close, closed };
+}
+
+/** Closes the runtime on SIGTERM or SIGINT (a second signal, or 25 s, forces the exit). */
+export function closeOnSignals(runtime: Runtime): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    runtime.logger.info({ event: 'signal', signal }, 'signal received');
+    const force = setTimeout(() => process.exit(1), 25_000);
+    force.unref();
+    void runtime.close().then(() => clearTimeout(force));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,86 @@
+// The shipped handler for the paid third-party API case: forward a job's payload to an upstream.
+// The upstream's status and body become the job's result. A 429 or 503 with Retry-After puts the job
+// back and holds its lane for that long, without using an attempt; other 5xx answers, timeouts and
+// network errors throw, so the job is retried with the queue's backoff.
+import { DeferJob, type JobHandler } from '../../src/index.js';
+import { retryAfterMs } from './retry-after.js';
+
+/** An upstream as the rules file describes it (header values come from the environment). */
+export interface HttpUpstream {
+  url: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  timeoutMs: number;
+  headers: Readonly<Record<string, { readonly env: string } | { readonly value: string }>>;
+}
+
+/** What a job of an http queue completes with. */
+export interface HttpResult {
+  status: number;
+  /** JSON when the upstream said so, text otherwise (at most 64 KiB). */
+  body: unknown;
+  contentType: string | null;
+}
+
+/** Thrown for an upstream answer or failure worth retrying (5xx, timeout, network). */
+export class UpstreamError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+const MAX_BODY_CHARS = 64 * 1024;
+
+export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = process.env): JobHandler<unknown, HttpResult> {
+  // Secrets are read once, at start: a missing variable is a configuration error, not a job failure.
+  const headers: Record<string, string> = {};
+  for (const [name, source] of Object.entries(upstream.headers)) {
+    if ('env' in source) {
+      const value = env[source.env];
+      if (value === undefined) throw new Error(`http handler for ${upstream.url}: environment variable ${source.env} (header ${name}) is not set`);
+      headers[name] = value;
+    } else {
+      headers[name] = source.value;
+    }
+  }
+  const sendsBody = upstream.method !== 'GET' && upstream.method !== 'DELETE';
+  if (sendsBody && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+
+  return async (job) => {
+    let response: Response;
+    try {
+      response = await fetch(upstream.url, {
+        method: upstream.method,
+        headers: { ...headers, 'Idempotency-Key': job.id },
+        ...(sendsBody ? { body: JSON.stringify(job.data) } : {}),
+        signal: AbortSignal.timeout(upstream.timeoutMs),
+      });
+    } catch (error) {
+      const e = error as Error;
+      throw new UpstreamError(e.name === 'TimeoutError' ? `upstream timed out after ${upstream.timeoutMs} ms` : `upstream unreachable: ${e.message}`);
+    }
+    const status = response.status;
+    if (status === 429 || status === 503) {
+      const wait = retryAfterMs(response.headers.get('retry-after'));
+      await response.body?.cancel();
+      // Retry-After given: the upstream named the time, so wait exactly that, without using an attempt.
+      if (wait !== undefined) throw new DeferJob(wait, { reason: `upstream answered ${status}, retry after ${wait} ms` });
+      throw new UpstreamError(`upstream answered ${status} without Retry-After`, status);
+    }
+    if (status >= 500) {
+      await response.body?.cancel();
+      throw new UpstreamError(`upstream answered ${status}`, status);
+    }
+    const contentType = response.headers.get('content-type');
+    const text = (await response.text()).slice(0, MAX_BODY_CHARS);
+    let body: unknown = text;
+    if (contentType?.includes('json')) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    return { status, body, contentType };
+  };
+}
