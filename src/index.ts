@@ -19,3 +19,8 @@ export type { AppDeps } from './http/deps.js';
 export { decisionMiddleware, type MiddlewareOptions } from './http/middleware.js';
 export type { RulesSource } from './http/rules-source.js';
 export { Metrics, type RuleOutcome } from './metrics/metrics.js';
+export { parseRules, loadRules, loadRulesAsync, watchRules, formatOf, describePolicy, descriptorIdentity, defaultHash, formatIssue, parseDuration, formatDuration } from './policy/index.js';
+export type { ParseRulesOptions, RulesWatcher, WatchRulesOptions, RulesLogger, Rules, RequestMatch, Rule, DescriptorEntry, RequestInfo, DescriptorOptions, HttpRules, RulesIssue } from './policy/index.js';
+export type { QueueRule, QueueKeySource, QueueThrottleSettings, HttpHandlerRule, ModuleHandlerRule, HeaderValueSource } from './policy/index.js';
+export { rateLimitHeaders, retryAfterHeaders, ietfDraft11Headers, ietfDraft07Headers, legacyHeaders, quotaView, DEFAULT_HEADER_SELECTION } from './http/headers.js';
+export type { HeaderSelection, HeaderInput, HeaderPair, IetfDraft, QuotaView } from './http/headers.js';
