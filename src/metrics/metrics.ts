@@ -18,6 +18,7 @@ export class Metrics {
   private readonly redisErrors: Counter;
   private readonly laneDepth: Histogram<'queue'>;
   private readonly queueWaitSeconds: Histogram<'queue'>;
+  private readonly startLatenessSeconds: Histogram<'queue'>;
   private readonly jobs: Counter<'queue' | 'outcome'>;
   private readonly deferrals: Counter<'queue' | 'reason'>;
   private readonly repairs: Counter<'queue'>;
@@ -59,6 +60,13 @@ export class Metrics {
       help: 'Time from admission to start of a job',
       labelNames: ['queue'],
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
+      registers,
+    });
+    this.startLatenessSeconds = new Histogram({
+      name: 'sluice_start_lateness_seconds',
+      help: 'How late a job started after its reserved slot, in the worker (timer and event-loop jitter)',
+      labelNames: ['queue'],
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1],
       registers,
     });
     this.jobs = new Counter({ name: 'sluice_jobs_total', help: 'Handler runs by outcome', labelNames: ['queue', 'outcome'], registers });
@@ -103,8 +111,9 @@ export class Metrics {
     this.laneDepth.observe({ queue: event.queue }, event.depth);
   }
 
-  onStart(event: { queue: string; queuedMs: number; retry: boolean }): void {
+  onStart(event: { queue: string; queuedMs: number; lateMs: number; retry: boolean }): void {
     if (!event.retry) this.queueWaitSeconds.observe({ queue: event.queue }, event.queuedMs / 1000);
+    this.startLatenessSeconds.observe({ queue: event.queue }, event.lateMs / 1000);
   }
 
   onDefer(event: { queue: string; reason: 'rate' | 'upstream' }): void {

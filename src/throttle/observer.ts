@@ -5,7 +5,7 @@ export type SubmitOutcome = 'admitted' | 'duplicate' | 'queue_full' | 'wait_too_
 export interface ThrottleObserver {
   /** A submit was decided. `waitMs` is the predicted wait of an admitted job. */
   onSubmit?(event: { queue: string; outcome: SubmitOutcome; cost: number; waitMs?: number }): void;
-  /** A job started: `queuedMs` from admission to start, `lateMs` past its reserved slot (timer jitter). */
+  /** A job started: `queuedMs` from admission to its slot, `lateMs` past its slot in this process (timer jitter). */
   onStart?(event: { queue: string; queuedMs: number; lateMs: number; retry: boolean }): void;
   /** The gate sent a job back to wait for its slot (no attempt used). */
   onDefer?(event: { queue: string; reason: 'rate' | 'upstream' }): void;

@@ -6,7 +6,7 @@ import type { LaneScripts } from './lane-scripts.js';
 import { sleep } from './sleep.js';
 
 /** What passGate resolves with: the start instant reached, or a wait too long to spend holding the job here. */
-export type GateOutcome = { started: true; slotUs: number } | { started: false; waitMs: number };
+export type GateOutcome = { started: true; slotUs: number; lateMs: number } | { started: false; waitMs: number };
 
 /**
  * Loops on the gate until the job may start, then resolves right at its slot. `holdFor(ms)` decides
@@ -49,6 +49,6 @@ export async function passGate(
       held = gate.startUs;
       continue;
     }
-    return { started: true, slotUs: gate.startUs };
+    return { started: true, slotUs: gate.startUs, lateMs: Math.max(0, performance.now() - startAt) };
   }
 }

@@ -140,8 +140,8 @@ export class ThrottleWorker {
       this.ctx.observer?.onStart?.({
         queue: throttle.name,
         queuedMs: Math.max(0, outcome.slotUs / 1000 - job.timestamp),
-        lateMs: 0,
-        retry: job.attemptsMade > 0 || job.attemptsStarted > 1,
+        lateMs: outcome.lateMs,
+        retry: job.attemptsMade > 0,
       });
       return await this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: outcome.slotUs / 1000, raw: job });
     } catch (error) {
