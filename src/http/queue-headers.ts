@@ -1,6 +1,6 @@
 // Rate-limit headers of a refused queue submit: what is true of a full (or too slow) lane — its size,
 // nothing left, and when a submit of the same cost would be admitted.
-import type { HeaderPair, HeaderSelection } from './headers.js';
+import { DEFAULT_HEADER_SELECTION, type HeaderPair, type HeaderSelection } from './headers.js';
 
 export function queueRefusalHeaders(
   queue: string,
@@ -19,7 +19,9 @@ export function queueRefusalHeaders(
     pairs.push(['RateLimit-Policy', `${capacity}`], ['RateLimit', `limit=${capacity}, remaining=0, reset=${seconds}`]);
   }
   if (selection.legacy !== false) {
-    const reset = selection.legacyReset === 'epoch-seconds' ? Math.ceil((nowMs + retryAfterMs) / 1000) : seconds;
+    // The same default as every other response (epoch seconds): a client reads one format from one server.
+    const format = selection.legacyReset ?? DEFAULT_HEADER_SELECTION.legacyReset;
+    const reset = format === 'epoch-seconds' ? Math.ceil((nowMs + retryAfterMs) / 1000) : seconds;
     pairs.push(['X-RateLimit-Limit', String(capacity)], ['X-RateLimit-Remaining', '0'], ['X-RateLimit-Reset', String(reset)]);
   }
   return pairs;
