@@ -21,6 +21,11 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
     if (!queue) return sendProblem(res, 404, `no queue '${queueName}'`);
     const body = parseBody(submitBodySchema, req, res);
     if (!body) return;
+    // A cost no lane can ever hold is a bad request for this queue: say so with the field, as for the schema's issues.
+    if (body.cost !== undefined && body.cost > queue.throttle.capacity) {
+      const message = `${body.cost} is larger than the lane capacity ${queue.throttle.capacity} of queue '${queue.name}'; it could never be admitted`;
+      return sendProblem(res, 400, `invalid request body: cost: ${message}`, [{ path: 'cost', message, code: 'too_big' }]);
+    }
     const key = laneKey(queue, body.key, req, deps);
     if (key === undefined) {
       return sendProblem(res, 400, `queue '${queue.name}' takes its key from ${describeSource(queue)}, and the request has none`, [
