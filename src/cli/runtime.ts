@@ -46,30 +46,39 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   let workers: { close(): Promise<void> } | undefined;
   let address: Runtime['address'];
 
-  if (parts.server) {
-    watcher = watchRules(config.config, {
-      logger,
-      onChange: (next) => {
-        metrics.recordRulesReload('applied');
-        logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
-      },
-      onError: () => metrics.recordRulesReload('refused'),
-    });
-    const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
-    server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.port, config.host, () => resolve(s));
-      s.once('error', reject);
-    });
-    const bound = server.address();
-    address = typeof bound === 'object' && bound ? { host: config.host, port: bound.port } : { host: config.host, port: config.port };
-    logger.info({ event: 'listening', url: `http://${address.host}:${address.port}`, rulesVersion: initial.version }, 'sluice serve listening');
-  }
+  try {
+    if (parts.server) {
+      watcher = watchRules(config.config, {
+        logger,
+        onChange: (next) => {
+          metrics.recordRulesReload('applied');
+          logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
+        },
+        onError: () => metrics.recordRulesReload('refused'),
+      });
+      const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
+      server = await new Promise<Server>((resolve, reject) => {
+        const s = app.listen(config.port, config.host, () => resolve(s));
+        s.once('error', reject);
+      });
+      const bound = server.address();
+      address = typeof bound === 'object' && bound ? { host: config.host, port: bound.port } : { host: config.host, port: config.port };
+      logger.info({ event: 'listening', url: `http://${address.host}:${address.port}`, rulesVersion: initial.version }, 'sluice serve listening');
+    }
 
-  if (parts.workers) {
-    const mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as WorkersModule;
-    const running = await mod.runWorkers(sluice, initial.queues, { concurrency: config.concurrency });
-    workers = running;
-    logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');
+    if (parts.workers) {
+      const mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as WorkersModule;
+      const running = await mod.runWorkers(sluice, initial.queues, { concurrency: config.concurrency });
+      workers = running;
+      logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');
+    }
+  } catch (error) {
+    // A failed start (a missing environment variable, a handler module that does not load, a port in
+    // use) must end the process: close what was opened, or its sockets and timers keep it alive.
+    watcher?.close();
+    server?.close();
+    await sluice.close().catch(() => undefined);
+    throw error;
   }
 
   let closing: Promise<void> | undefined;
