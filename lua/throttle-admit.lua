@@ -19,7 +19,7 @@
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
 --   { 3, 0, 0, now}                duplicate that already left the lane (running or finished)
 --   {-1, retry µs, depth, now}     queue_full: retry = until enough queued work has started
---   {-2, retry µs, wait µs, now}   wait_too_long: retry = until the predicted wait fits
+--   {-2, retry µs, wait µs, now, depth}  wait_too_long: retry = until the predicted wait fits
 -- Admission moves no meter: the predicted start is the lane's next free slot plus the queued work
 -- ahead that holds no slot yet.
 -- @include now
@@ -74,7 +74,7 @@ end
 
 local start = base + span(unreserved, interval, margin)
 if max_wait > 0 and start - now > max_wait then
-  return {-2, start - now - max_wait, start - now, now}
+  return {-2, start - now - max_wait, start - now, now, depth}
 end
 
 local position = redis.call('ZCARD', KEYS[2])

@@ -11,7 +11,6 @@ export const ERROR_CODES = {
   SLUICE_ERR_INVALID_KEY: { httpStatus: 400, help: 'A key must be a non-empty string.' },
   SLUICE_ERR_REDIS_UNAVAILABLE: { httpStatus: 503, help: 'Redis did not answer within the deadline or is disconnected.' },
   SLUICE_ERR_SCRIPT: { httpStatus: 500, help: 'A Lua script answered with an unexpected reply; this is a bug.' },
-  SLUICE_ERR_UNKNOWN_LEASE: { httpStatus: 409, help: 'The concurrency lease does not exist (already released or expired).' },
   SLUICE_ERR_WRONG_ALGORITHM: { httpStatus: 500, help: 'The call is not supported by this limiter algorithm.' },
   SLUICE_ERR_CLOSED: { httpStatus: 503, help: 'The sluice instance was closed.' },
   SLUICE_ERR_INVALID_THROTTLE: { httpStatus: 500, help: 'A throttle configuration failed validation.' },
@@ -26,6 +25,7 @@ export const ERROR_CODES = {
   SLUICE_ERR_BODY_TOO_LARGE: { httpStatus: 413, help: 'The request body is larger than the configured limit.' },
   SLUICE_ERR_NOT_FOUND: { httpStatus: 404, help: 'No such queue, job or route.' },
   SLUICE_ERR_INVALID_CONFIG: { httpStatus: 500, help: 'Process configuration (flags or environment) is invalid.' },
+  SLUICE_ERR_INTERNAL: { httpStatus: 500, help: 'An unexpected failure inside the HTTP service; the server log has the cause.' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -2,7 +2,8 @@
 // listens: tests drive it in-process (supertest) and `sluice serve` puts it on a port.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { AppDeps } from './deps.js';
-import { problemOf, sendProblem } from './problem.js';
+import { SluiceError } from '../errors.js';
+import { asSluiceError, sendError } from './problem.js';
 import { QueueThrottles } from './queue-throttles.js';
 import { decisionsRoute } from './routes/decisions.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,13 +20,13 @@ export function createApp(deps: AppDeps): Express {
   app.use(submitRoute(deps, throttles));
   app.use(jobStatusRoute(deps, throttles));
   app.use(decisionsRoute(deps));
-  app.use((_req: Request, res: Response) => sendProblem(res, 404, 'no such route'));
+  app.use((req: Request, _res: Response, next: NextFunction) => next(new SluiceError('SLUICE_ERR_NOT_FOUND', `no route ${req.method} ${req.path}`)));
   // Express 5 passes rejected async handlers here too.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const p = problemOf(error);
-    if (p.status >= 500) deps.logger.error({ err: error }, 'request failed');
+    const e = asSluiceError(error);
+    if (e.httpStatus >= 500) deps.logger.error({ err: e.cause ?? e, code: e.code }, 'request failed');
     if (res.headersSent) return;
-    sendProblem(res, p.status, p.message, p.issues);
+    sendError(res, e);
   });
   return app;
 }

@@ -2,14 +2,14 @@
 // by zod into a typed value (400 with every issue otherwise).
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { issuesOf } from '../validation.js';
-import { sendProblem } from './problem.js';
+import { SluiceError } from '../errors.js';
+import { describeIssues, issuesOf } from '../validation.js';
 
 /** Refuses a body that is not JSON before anything reads it. */
 export function requireJson(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('application/json')) {
-      sendProblem(res, 415, `content type must be application/json (got ${req.headers['content-type'] ?? 'none'})`);
+      next(new SluiceError('SLUICE_ERR_UNSUPPORTED_MEDIA_TYPE', `content type must be application/json (got ${req.headers['content-type'] ?? 'none'})`));
       return;
     }
     next();
@@ -21,11 +21,10 @@ export function jsonBody(limitBytes: number): RequestHandler {
   return express.json({ limit: limitBytes, type: 'application/json', strict: false });
 }
 
-/** Parses `req.body` with `schema`; on failure answers 400 with the zod issue list and returns undefined. */
-export function parseBody<S extends z.ZodType>(schema: S, req: Request, res: Response): z.infer<S> | undefined {
+/** Parses `req.body` with `schema`; throws SLUICE_ERR_INVALID_REQUEST (400) whose details are every zod issue. */
+export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {
   const parsed = schema.safeParse(req.body);
   if (parsed.success) return parsed.data;
   const issues = issuesOf(parsed.error);
-  sendProblem(res, 400, `invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
-  return undefined;
+  throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `invalid request body: ${describeIssues(issues)}`, { details: issues });
 }

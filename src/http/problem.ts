@@ -1,11 +1,13 @@
-// The one JSON error shape every route answers with, and the mapping from errors to it.
+// The one JSON error shape every route answers with, and the mapping from any error to it: every
+// failure becomes a SluiceError first (its code says the status), then `{ error, code, message, issues? }`.
 import type { Response } from 'express';
-import { isSluiceError } from '../errors.js';
+import { SluiceError, isSluiceError } from '../errors.js';
 import type { Issue } from '../validation.js';
 
-/** `{ error, message, issues? }` — `error` is a stable snake_case code clients can branch on. */
+/** `error` is a stable snake_case name of the HTTP status; `code` the SluiceError code. */
 export interface Problem {
   error: string;
+  code: string;
   message: string;
   issues?: Issue[];
 }
@@ -21,22 +23,23 @@ const BY_STATUS: Record<number, string> = {
   503: 'service_unavailable',
 };
 
-export function sendProblem(res: Response, status: number, message: string, issues?: Issue[]): void {
-  const body: Problem = { error: BY_STATUS[status] ?? 'error', message };
-  if (issues) body.issues = issues;
-  res.status(status).json(body);
+/** Any thrown value as a SluiceError: SluiceErrors as they are, body-parser errors by their type, the rest internal. */
+export function asSluiceError(error: unknown): SluiceError {
+  if (isSluiceError(error)) return error;
+  const e = error as { type?: string; status?: number; limit?: number; message?: string };
+  if (e?.type === 'entity.too.large') return new SluiceError('SLUICE_ERR_BODY_TOO_LARGE', `request body is larger than the limit of ${e.limit} bytes`);
+  if (e?.type === 'entity.parse.failed') return new SluiceError('SLUICE_ERR_INVALID_REQUEST', `request body is not valid JSON: ${e.message}`);
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    return new SluiceError('SLUICE_ERR_UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported body encoding');
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return new SluiceError('SLUICE_ERR_INVALID_REQUEST', e.message ?? 'bad request');
+  return new SluiceError('SLUICE_ERR_INTERNAL', 'internal error', { cause: error });
 }
 
-/** Maps any thrown error to a status and problem: SluiceErrors by their code, body-parser errors by their type. */
-export function problemOf(error: unknown): { status: number; message: string; issues?: Issue[] } {
-  if (isSluiceError(error)) {
-    const issues = Array.isArray(error.details) ? (error.details as Issue[]) : undefined;
-    return { status: error.httpStatus, message: error.message, ...(issues ? { issues } : {}) };
-  }
-  const e = error as { type?: string; status?: number; limit?: number; message?: string };
-  if (e?.type === 'entity.too.large') return { status: 413, message: `request body is larger than the limit of ${e.limit} bytes` };
-  if (e?.type === 'entity.parse.failed') return { status: 400, message: `request body is not valid JSON: ${e.message}` };
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return { status: 415, message: e.message ?? 'unsupported encoding' };
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return { status: e.status, message: e.message ?? 'bad request' };
-  return { status: 500, message: 'internal error' };
+/** Answers with the problem of `error`. */
+export function sendError(res: Response, error: SluiceError): void {
+  const issues = Array.isArray(error.details) ? (error.details as Issue[]) : undefined;
+  const body: Problem = { error: BY_STATUS[error.httpStatus] ?? 'error', code: error.code, message: error.message };
+  if (issues) body.issues = issues;
+  res.status(error.httpStatus).json(body);
 }

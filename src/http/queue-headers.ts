@@ -1,28 +1,38 @@
-// Rate-limit headers of a refused queue submit: what is true of a full (or too slow) lane — its size,
-// nothing left, and when a submit of the same cost would be admitted.
+// Rate-limit headers of a refused queue submit, true to a leaky bucket used as a queue: its quota is
+// the lane's capacity, its window the time a full lane takes to drain at the rate, what remains is the
+// room left in the lane, and the reset is when a submit of the same cost would be admitted.
 import { DEFAULT_HEADER_SELECTION, type HeaderPair, type HeaderSelection } from './headers.js';
 
-export function queueRefusalHeaders(
-  queue: string,
-  capacity: number,
-  retryAfterMs: number,
-  nowMs: number,
-  selection: HeaderSelection = {},
-): HeaderPair[] {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+export interface QueueRefusal {
+  queue: string;
+  capacity: number;
+  ratePerSecond: number;
+  /** Cost units queued in the lane. */
+  queued: number;
+  retryAfterMs: number;
+}
+
+export function queueRefusalHeaders(r: QueueRefusal, nowMs: number, selection: HeaderSelection = {}): HeaderPair[] {
+  const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+  const remaining = Math.max(0, r.capacity - r.queued);
+  // The drain time of a full lane, only when it is a whole number of seconds (the drafts have no fractions).
+  const drain = r.capacity / r.ratePerSecond;
+  const window = Number.isInteger(drain) && drain >= 1 ? drain : undefined;
   const pairs: HeaderPair[] = [];
   if (selection.retryAfter !== false) pairs.push(['Retry-After', String(seconds)]);
-  const ietf = selection.ietf ?? 'draft-11';
+  const ietf = selection.ietf ?? DEFAULT_HEADER_SELECTION.ietf;
   if (ietf === 'draft-11') {
-    pairs.push(['RateLimit-Policy', `"${queue}";q=${capacity}`], ['RateLimit', `"${queue}";r=0;t=${seconds}`]);
+    pairs.push(['RateLimit-Policy', `"${r.queue}";q=${r.capacity}${window ? `;w=${window}` : ''}`], ['RateLimit', `"${r.queue}";r=${remaining};t=${seconds}`]);
   } else if (ietf === 'draft-07') {
-    pairs.push(['RateLimit-Policy', `${capacity}`], ['RateLimit', `limit=${capacity}, remaining=0, reset=${seconds}`]);
+    // draft-07 requires the window; without a whole-second one only the RateLimit field is sent.
+    if (window) pairs.push(['RateLimit-Policy', `${r.capacity};w=${window}`]);
+    pairs.push(['RateLimit', `limit=${r.capacity}, remaining=${remaining}, reset=${seconds}`]);
   }
   if (selection.legacy !== false) {
     // The same default as every other response (epoch seconds): a client reads one format from one server.
     const format = selection.legacyReset ?? DEFAULT_HEADER_SELECTION.legacyReset;
-    const reset = format === 'epoch-seconds' ? Math.ceil((nowMs + retryAfterMs) / 1000) : seconds;
-    pairs.push(['X-RateLimit-Limit', String(capacity)], ['X-RateLimit-Remaining', '0'], ['X-RateLimit-Reset', String(reset)]);
+    const reset = format === 'epoch-seconds' ? Math.ceil((nowMs + r.retryAfterMs) / 1000) : seconds;
+    pairs.push(['X-RateLimit-Limit', String(r.capacity)], ['X-RateLimit-Remaining', String(remaining)], ['X-RateLimit-Reset', String(reset)]);
   }
   return pairs;
 }

@@ -10,7 +10,7 @@ export type AdmitReply =
   | { kind: 'queued-duplicate'; startUs: number; position: number; nowUs: number }
   | { kind: 'finished-duplicate'; nowUs: number }
   | { kind: 'queue_full'; retryUs: number; depth: number; nowUs: number }
-  | { kind: 'wait_too_long'; retryUs: number; waitUs: number; nowUs: number };
+  | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number; nowUs: number };
 
 export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; wakeUs: number; nowUs: number };
 
@@ -37,7 +37,7 @@ export class LaneScripts {
       [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
       [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
     )) as number[];
-    const [code, a, b, nowUs] = reply as [number, number, number, number];
+    const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
     switch (code) {
       case 1:
         return { kind: 'admitted', startUs: a, position: b, nowUs };
@@ -48,7 +48,7 @@ export class LaneScripts {
       case -1:
         return { kind: 'queue_full', retryUs: a, depth: b, nowUs };
       case -2:
-        return { kind: 'wait_too_long', retryUs: a, waitUs: b, nowUs };
+        return { kind: 'wait_too_long', retryUs: a, waitUs: b, depth: depth ?? 0, nowUs };
       default:
         throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle-admit answered ${JSON.stringify(reply)}`);
     }

@@ -41,6 +41,8 @@ export type SubmitResult =
       /** Exact ms until a submit of the same cost would be admitted, if the lane drains on schedule. */
       retryAfterMs: number;
       capacity: number;
+      /** Cost units queued in the lane now. */
+      queued: number;
     };
 
 export interface LaneInfo {
@@ -98,8 +100,17 @@ export class Throttle {
     switch (reply.kind) {
       case 'queue_full':
       case 'wait_too_long':
-        return { admitted: false, reason: reply.kind, retryAfterMs: Math.ceil(reply.retryUs / 1000), capacity: this.config.capacity };
+        return {
+          admitted: false,
+          reason: reply.kind,
+          retryAfterMs: Math.ceil(reply.retryUs / 1000),
+          capacity: this.config.capacity,
+          queued: reply.depth,
+        };
       case 'queued-duplicate':
+        // The first submit may have died (or timed out) between its admission and its enqueue: adding
+        // the job again under the same id is a no-op when it exists and repairs the lane when it does not.
+        await this.enqueue(laneId, jobId, cost, payload, reply, false);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
       case 'finished-duplicate': {
         const job = await this.queue!.getJob(jobId);
@@ -174,7 +185,15 @@ export class Throttle {
     await this.queue?.close();
   }
 
-  private async enqueue(laneId: string, jobId: string, cost: number, payload: unknown, reply: Extract<AdmitReply, { kind: 'admitted' }>) {
+  /** Adds the admitted job to BullMQ, delayed until just before its slot; on failure frees the slot when it is ours. */
+  private async enqueue(
+    laneId: string,
+    jobId: string,
+    cost: number,
+    payload: unknown,
+    reply: { startUs: number; nowUs: number },
+    ownsAdmission = true,
+  ) {
     const startMs = Math.ceil(reply.startUs / 1000);
     const t = this.timing;
     const delay = Math.max(0, Math.floor((reply.startUs - t.leadUs - t.fetchAheadUs - reply.nowUs) / 1000));
@@ -197,7 +216,7 @@ export class Throttle {
     } catch (error) {
       // Nothing was enqueued (or we cannot know): free the lane slot so the bound stays exact. A job
       // that did land despite the error is started normally and simply not counted in the lane.
-      await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
+      if (ownsAdmission) await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
       throw new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': could not enqueue job ${jobId}: ${(error as Error).message}`, {
         cause: error,
       });

@@ -4,7 +4,7 @@ import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
-import { sendProblem } from '../problem.js';
+import { SluiceError } from '../../errors.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
 import { decisionBodySchema } from '../schemas.js';
 import type { DescriptorEntry, Rule } from '../../policy/index.js';
@@ -13,10 +13,9 @@ export function decisionsRoute(deps: AppDeps): Router {
   const router = Router();
   const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
   router.post('/v1/decisions', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
-    const body = parseBody(decisionBodySchema, req, res);
-    if (!body) return;
+    const body = parseBody(decisionBodySchema, req);
     const rules = deps.rules.current();
-    if (!rules.domains.includes(body.domain)) return sendProblem(res, 404, `no domain '${body.domain}'`);
+    if (!rules.domains.includes(body.domain)) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no domain '${body.domain}'`);
     const descriptors: DescriptorEntry[][] = body.descriptors.map((d) => ('entries' in d ? d.entries : [d]));
     const matched: { index: number; rule: Rule; entries: DescriptorEntry[] }[] = [];
     descriptors.forEach((entries, index) => {

@@ -1,7 +1,7 @@
 // GET /v1/queues/:queue/jobs/:id — a job's state, attempts, result or failure reason, and its start.
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps.js';
-import { sendProblem } from '../problem.js';
+import { SluiceError } from '../../errors.js';
 import type { QueueThrottles } from '../queue-throttles.js';
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -11,10 +11,10 @@ export function jobStatusRoute(deps: AppDeps, throttles: QueueThrottles): Router
   router.get('/v1/queues/:queue/jobs/:id', async (req: Request, res: Response) => {
     const queueName = String(req.params.queue);
     const queue = deps.rules.current().queue(queueName);
-    if (!queue) return sendProblem(res, 404, `no queue '${queueName}'`);
+    if (!queue) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no queue '${queueName}'`);
     const id = String(req.params.id);
     const status = await throttles.of(queue).job(id);
-    if (!status) return sendProblem(res, 404, `no job '${id}' in queue '${queue.name}' (unknown, or removed after its retention)`);
+    if (!status) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no job '${id}' in queue '${queue.name}' (unknown, or removed after its retention)`);
     res.json({
       id: status.id,
       queue: queue.name,

@@ -4,7 +4,7 @@ import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
-import { sendProblem } from '../problem.js';
+import { SluiceError } from '../../errors.js';
 import { queueRefusalHeaders } from '../queue-headers.js';
 import type { QueueThrottles } from '../queue-throttles.js';
 import { requestInfo } from '../request-info.js';
@@ -18,19 +18,18 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
     const rules = deps.rules.current();
     const queueName = String(req.params.queue);
     const queue = rules.queue(queueName);
-    if (!queue) return sendProblem(res, 404, `no queue '${queueName}'`);
-    const body = parseBody(submitBodySchema, req, res);
-    if (!body) return;
+    if (!queue) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no queue '${queueName}'`);
+    const body = parseBody(submitBodySchema, req);
     // A cost no lane can ever hold is a bad request for this queue: say so with the field, as for the schema's issues.
     if (body.cost !== undefined && body.cost > queue.throttle.capacity) {
       const message = `${body.cost} is larger than the lane capacity ${queue.throttle.capacity} of queue '${queue.name}'; it could never be admitted`;
-      return sendProblem(res, 400, `invalid request body: cost: ${message}`, [{ path: 'cost', message, code: 'too_big' }]);
+      throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `invalid request body: cost: ${message}`, { details: [{ path: 'cost', message, code: 'too_big' }] });
     }
     const key = laneKey(queue, body.key, req, deps);
     if (key === undefined) {
-      return sendProblem(res, 400, `queue '${queue.name}' takes its key from ${describeSource(queue)}, and the request has none`, [
-        { path: queue.key.type === 'body' ? 'key' : '(request)', message: `required: the lane key (${describeSource(queue)})`, code: 'invalid_type' },
-      ]);
+      throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `queue '${queue.name}' takes its key from ${describeSource(queue)}, and the request has none`, {
+        details: [{ path: queue.key.type === 'body' ? 'key' : '(request)', message: `required: the lane key (${describeSource(queue)})`, code: 'invalid_type' }],
+      });
     }
     const throttle = throttles.of(queue);
     const result = await throttle.submit(key, body.payload, {
@@ -38,7 +37,8 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
       ...(body.idempotencyKey !== undefined ? { id: body.idempotencyKey } : {}),
     });
     if (!result.admitted) {
-      for (const [name, value] of queueRefusalHeaders(queue.name, result.capacity, result.retryAfterMs, Date.now(), deps.headers)) res.setHeader(name, value);
+      const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, queued: result.queued, retryAfterMs: result.retryAfterMs };
+      for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers)) res.setHeader(name, value);
       if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
       const retryAfter = Number(res.getHeader('Retry-After'));
       deps.logger.info(

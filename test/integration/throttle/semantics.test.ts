@@ -170,3 +170,25 @@ describe('lane repair', () => {
     await worker.close();
   });
 });
+
+describe('idempotent submit after a lost enqueue', () => {
+  it('a repeated id re-creates the job its first submit admitted but never enqueued', async () => {
+    const sluice = fresh();
+    const throttle = sluice.throttle('lost', { ratePerSecond: 50, capacity: 5 });
+    await throttle.submit('k', { warm: true }); // the queue exists and the configuration is published
+    // What a submit that timed out after its admission ran leaves behind: the member, no BullMQ job.
+    const jobId = throttle.keys.jobId('order-7');
+    const lanes = throttle['admitLanes' as keyof typeof throttle] as unknown as { admit: (...a: unknown[]) => Promise<unknown> };
+    await lanes.admit(throttle.keys.laneId('k'), jobId, 1, true, '');
+    expect(await throttle.job(jobId)).toBeNull();
+    const again = await throttle.submit('k', { n: 7 }, { id: 'order-7' });
+    expect(again).toMatchObject({ admitted: true, jobId, duplicate: true });
+    expect((await throttle.job(jobId))?.state).toBe('queued');
+    const ran: unknown[] = [];
+    const worker = sluice.worker('lost', (job: ThrottledJob) => void ran.push(job.data));
+    await until(async () => (await throttle.job(jobId))?.state === 'completed', 10_000, 'the repaired job to run');
+    expect(ran).toContainEqual({ n: 7 });
+    expect(await throttle.lane('k')).toMatchObject({ depth: 0, jobs: 0 });
+    await worker.close();
+  });
+});
