@@ -1,5 +1,6 @@
 // e2e: the submit endpoint and job status of `sluice serve`, with `sluice worker` running a module
 // handler — 202 then completion, the 429 path with its exact headers, and every bad-input answer.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { postJson, startSluice, stopAll, tempDir, waitForJob, type JobView, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
@@ -295,8 +296,20 @@ describe('bad input', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('serve and worker exit 0 on SIGTERM and log "stopped"', async () => {
-    const [s, w] = await Promise.all([serve.stop(), worker.stop()]);
+  it('serve and worker exit 0 on SIGTERM and log "stopped"; a request in flight is answered first', async () => {
+    // Redis holds every write for 1 s, so a submit is still inside serve when the signal arrives.
+    const raw = new Redis(redis.port, '127.0.0.1');
+    await raw.client('PAUSE', 1000, 'WRITE');
+    raw.disconnect();
+    const sentAt = Date.now();
+    const inFlight = submit('orders', { key: 'last-one', payload: 'in flight' });
+    await new Promise((r) => setTimeout(r, 300));
+    const stopping = Promise.all([serve.stop(), worker.stop()]);
+    const res = await inFlight;
+    expect(res.status).toBe(202);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(900);
+    expect(((await res.json()) as { queue: string }).queue).toBe('orders');
+    const [s, w] = await stopping;
     expect(s).toEqual({ code: 0, signal: null });
     expect(w).toEqual({ code: 0, signal: null });
     for (const p of [serve, worker]) {
