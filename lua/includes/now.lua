@@ -4,18 +4,26 @@
 -- every decision is measurable at 100k+ decisions/s.
 if redis.replicate_commands and not redis.REDIS_VERSION then pcall(redis.replicate_commands) end
 
+-- Redis TIME, read once per script run: a batched call (src/redis/scripts.ts) makes all its decisions
+-- at one instant, as one atomic script should.
+local redis_time
+local function read_time()
+  if not redis_time then redis_time = redis.call('TIME') end
+  return redis_time
+end
+
 -- now_us(arg): the caller's time in microseconds when given (tests, simulations, client clock),
 -- else Redis TIME, so app servers with skewed clocks still agree.
 local function now_us(arg)
   if arg ~= nil and arg ~= '' then return tonumber(arg) end
-  local t = redis.call('TIME')
+  local t = read_time()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 -- now_ms(arg): the same in whole milliseconds.
 local function now_ms(arg)
   if arg ~= nil and arg ~= '' then return tonumber(arg) end
-  local t = redis.call('TIME')
+  local t = read_time()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 

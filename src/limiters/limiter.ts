@@ -6,7 +6,7 @@ import { timeArg, type Clock, type ClockSource } from '../redis/clock.js';
 import { whenReady, type RedisClient } from '../redis/connection.js';
 import { Deadline, deadlineError, withDeadline } from '../redis/deadline.js';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
-import type { ScriptArg, ScriptRegistry } from '../redis/scripts.js';
+import type { BatchableCall, ScriptArg, ScriptRegistry } from '../redis/scripts.js';
 import type { AlgorithmSpec } from './algorithm.js';
 import { newLeaseId } from './concurrency.js';
 import { decisionFromReply, type Decision, type DecisionOptions } from './decision.js';
@@ -116,23 +116,23 @@ export class Limiter {
     } catch (error) {
       return Promise.reject(error);
     }
-    const call = new DecisionCall(this, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0);
+    const call = new DecisionCall(this, k, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0);
     const promise = new Promise<Decision>((resolve, reject) => {
       call.resolve = resolve;
       call.reject = reject;
     });
-    const { client } = this.ctx;
-    try {
-      const reply =
-        client.status === 'ready'
-          ? this.ctx.scripts.run(this.spec.script, [k], args)
-          : whenReady(client, this.policy.timeoutMs).then(() => this.ctx.scripts.run(this.spec.script, [k], args));
-      reply.then(
-        (r) => call.onReply(r),
-        (e: unknown) => call.onError(e),
-      );
-    } catch (error) {
-      call.onError(error);
+    const { client, scripts } = this.ctx;
+    const script = this.spec.script;
+    if (client.status === 'ready') {
+      // Decisions of this script issued in the same tick travel as one script call (one round trip).
+      scripts.submit(script, call);
+    } else {
+      whenReady(client, this.policy.timeoutMs)
+        .then(() => scripts.run(script, [k], args))
+        .then(
+          (r) => call.onReply(r),
+          (e: unknown) => call.onError(e),
+        );
     }
     return promise;
   }
@@ -216,12 +216,14 @@ function defaultNamespace(policy: Policy): string {
 }
 
 /** One decision in flight: settled by the reply, by an error, or by the policy's deadline, whichever is first. */
-class DecisionCall extends Deadline {
+class DecisionCall extends Deadline implements BatchableCall {
   resolve!: (decision: Decision) => void;
   reject!: (error: unknown) => void;
 
   constructor(
     private readonly limiter: Limiter,
+    readonly key: string,
+    readonly args: ScriptArg[],
     private readonly leaseId: string,
     private readonly nowMs: number | undefined,
     private readonly started: number,

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
 /** The scripts in lua/ (file name without `.lua`). Adding a file means adding its name here. */
@@ -49,11 +50,49 @@ export function luaDir(): string {
   throw new SluiceError('SLUICE_ERR_SCRIPT', 'cannot find the lua/ folder next to the sluice package');
 }
 
+const INCLUDE_LINE = /^-- @include ([a-z0-9-]+)\s*$/gm;
+
 /** Expands `-- @include name` lines with lua/includes/name.lua (one level, enough for shared helpers). */
 function expandIncludes(source: string, dir: string): string {
-  return source.replace(/^-- @include ([a-z0-9-]+)\s*$/gm, (_, name: string) =>
-    readFileSync(join(dir, 'includes', `${name}.lua`), 'utf8'),
-  );
+  return source.replace(INCLUDE_LINE, (_, name: string) => readFileSync(join(dir, 'includes', `${name}.lua`), 'utf8'));
+}
+
+/**
+ * The decision scripts that also exist in a batched form: one KEYS[1], a fixed number of ARGV, and a
+ * reply per call. Several decisions issued in the same tick then go to Redis as ONE script call.
+ */
+export const BATCHED_SCRIPTS: ReadonlySet<string> = new Set(['fixed-window', 'sliding-log', 'sliding-counter', 'token-bucket', 'gcra', 'concurrency-acquire']);
+
+/** Name of the batched form of `name` in the loaded map. */
+const batchName = (name: string) => `batch:${name}`;
+
+/** The most decisions one batched call carries: the script runs them back to back inside Redis. */
+export const MAX_BATCH = 64;
+
+/**
+ * The batched form of a decision script: its whole body becomes a function of (KEYS, ARGV) run once per
+ * decision, in order. ARGV[1] = arguments per decision; then each decision's arguments; KEYS[i] is the
+ * key of decision i. Returns the list of the single script's replies. Every decision stays atomic (the
+ * batch is one script) and sees the state the decisions before it left, exactly as separate calls would.
+ */
+function batchedLua(source: string, dir: string): string {
+  // The includes (helpers, the TIME cache) go outside the per-decision function: made once per batch.
+  const includes = [...source.matchAll(INCLUDE_LINE)].map((m) => readFileSync(join(dir, 'includes', `${m[1]}.lua`), 'utf8'));
+  return [
+    ...includes,
+    'local function decide(KEYS, ARGV)',
+    source.replace(INCLUDE_LINE, ''),
+    'end',
+    'local per_call = tonumber(ARGV[1])',
+    'local replies = {}',
+    'for i = 1, #KEYS do',
+    '  local argv = {}',
+    '  local base = 1 + (i - 1) * per_call',
+    '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
+    '  replies[i] = decide({KEYS[i]}, argv)',
+    'end',
+    'return replies',
+  ].join('\n');
 }
 
 /** Reads and versions every script once per process. */
@@ -62,31 +101,50 @@ export function loadScripts(): Map<string, LoadedScript> {
   const dir = luaDir();
   const files = new Set(readdirSync(dir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)));
   const map = new Map<string, LoadedScript>();
-  for (const name of files) {
-    const lua = expandIncludes(readFileSync(join(dir, `${name}.lua`), 'utf8'), dir);
+  const add = (name: string, lua: string) => {
     const version = createHash('sha1').update(lua).digest('hex').slice(0, 10);
     // The content hash in the name means two sluice versions sharing one Redis never run each other's code.
-    map.set(name, { name, lua, command: `sluice_${name.replace(/-/g, '_')}_${version}` });
+    map.set(name, { name, lua, command: `sluice_${name.replace(/[-:]/g, '_')}_${version}` });
+  };
+  for (const name of files) {
+    const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
+    add(name, expandIncludes(source, dir));
+    if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, dir));
   }
   loaded = map;
   return map;
 }
 
-/** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
+/** One decision waiting to be sent, alone or with others of the same script. */
+export interface BatchableCall {
+  readonly key: string;
+  readonly args: readonly ScriptArg[];
+  onReply(reply: unknown): void;
+  onError(error: unknown): void;
+}
+
 type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
 
+/** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
 export class ScriptRegistry {
   /** Script name -> the ioredis command function defineCommand made (looked up once, not per call). */
   private readonly commands = new Map<string, ScriptCommand>();
+  /** Calls waiting for the end of the tick, per batched script. */
+  private readonly queues = new Map<string, BatchableCall[]>();
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
     const scripts = loadScripts();
-    for (const name of names) {
+    const define = (name: string) => {
       const s = scripts.get(name);
       if (!s) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua is missing`);
       // defineCommand without numberOfKeys: the key count is passed on every call.
       if (!(s.command in client)) client.defineCommand(s.command, { lua: s.lua });
       this.commands.set(name, (client as unknown as Record<string, ScriptCommand>)[s.command]!);
+    };
+    for (const name of names) {
+      define(name);
+      // On a cluster the keys of one batch would span slots: there every decision is its own call.
+      if (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster)) define(batchName(name));
     }
   }
 
@@ -95,5 +153,60 @@ export class ScriptRegistry {
     const command = this.commands.get(name);
     if (!command) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     return command.call(this.client, keys.length, ...keys, ...args);
+  }
+
+  /**
+   * Sends a one-key decision: at the end of the current tick, together with the other decisions of the
+   * same script issued in this tick (in issue order), as one script call; alone when nothing joined it.
+   * The client must be ready (the caller checks, so nothing ever waits in an offline queue).
+   */
+  submit(name: string, call: BatchableCall): void {
+    if (!this.commands.has(batchName(name))) {
+      this.send(name, [call]);
+      return;
+    }
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = [];
+      this.queues.set(name, queue);
+    }
+    queue.push(call);
+    if (queue.length === 1) process.nextTick(() => this.flush(name));
+  }
+
+  private flush(name: string): void {
+    const queue = this.queues.get(name);
+    if (!queue?.length) return;
+    this.queues.set(name, []);
+    for (let i = 0; i < queue.length; i += MAX_BATCH) this.send(name, i === 0 && queue.length <= MAX_BATCH ? queue : queue.slice(i, i + MAX_BATCH));
+  }
+
+  private send(name: string, calls: readonly BatchableCall[]): void {
+    try {
+      if (calls.length === 1) {
+        const call = calls[0]!;
+        this.run(name, [call.key], call.args).then(
+          (reply) => call.onReply(reply),
+          (error: unknown) => call.onError(error),
+        );
+        return;
+      }
+      const keys: string[] = [];
+      const args: ScriptArg[] = [calls[0]!.args.length];
+      for (const call of calls) {
+        keys.push(call.key);
+        for (const a of call.args) args.push(a);
+      }
+      this.run(batchName(name), keys, args).then(
+        (replies) => {
+          for (let i = 0; i < calls.length; i++) calls[i]!.onReply((replies as unknown[])[i]);
+        },
+        (error: unknown) => {
+          for (const call of calls) call.onError(error);
+        },
+      );
+    } catch (error) {
+      for (const call of calls) call.onError(error);
+    }
   }
 }

@@ -1,0 +1,76 @@
+// Decisions issued in the same tick travel as one batched script call (src/redis/scripts.ts): the
+// answers are exactly those of separate calls made one after the other, in issue order.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modelFor, parsePolicy, type PolicyInput, type Sluice } from '../../src/index.js';
+import { startBackend, type Backend } from '../helpers/fixtures.js';
+
+let backend: Backend;
+let sluice: Sluice;
+beforeAll(async () => {
+  backend = await startBackend('single');
+  sluice = backend.sluice();
+});
+afterAll(async () => {
+  await backend?.dispose();
+});
+
+/** Script calls the server has run so far (EVALSHA + EVAL). */
+async function scriptCalls(): Promise<number> {
+  const stats = await backend.raw.info('commandstats');
+  let n = 0;
+  for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
+  return n;
+}
+
+const POLICIES: [string, PolicyInput][] = [
+  ['fixed-window', { algorithm: 'fixed-window', limit: 7, windowMs: 1_000 }],
+  ['sliding-log', { algorithm: 'sliding-log', limit: 7, windowMs: 1_000 }],
+  ['sliding-counter', { algorithm: 'sliding-counter', limit: 7, windowMs: 1_000 }],
+  ['token-bucket', { algorithm: 'token-bucket', capacity: 7, refillPerSecond: 3 }],
+  ['leaky-bucket', { algorithm: 'leaky-bucket', ratePerSecond: 3, burst: 6 }],
+  ['concurrency', { algorithm: 'concurrency', limit: 7, leaseMs: 1_000 }],
+];
+
+describe('batched decisions', () => {
+  it.each(POLICIES)('%s: 24 calls in one tick, on two keys, answer like the model in issue order', async (_name, input) => {
+    const policy = parsePolicy(input);
+    const limiter = sluice.limiter(policy);
+    const models = { a: modelFor(policy), b: modelFor(policy) };
+    const calls = Array.from({ length: 24 }, (_, i) => ({
+      key: i % 3 === 0 ? 'b' : 'a',
+      nowMs: 5_000_000 + i * 37,
+      cost: 1 + (i % 3),
+      peek: i % 5 === 4,
+    }));
+    const before = await scriptCalls();
+    const got = await Promise.all(calls.map((c) => (c.peek ? limiter.peek(c.key, c) : limiter.limit(c.key, c))));
+    const sent = (await scriptCalls()) - before;
+    expect(sent).toBe(1); // one script call carried all 24 decisions
+    calls.forEach((c, i) => {
+      const want = models[c.key as 'a' | 'b'].decide(c.nowMs, c.cost, !c.peek);
+      const { leaseId, ...rest } = got[i]!;
+      const { leaseId: _m, ...wantRest } = want;
+      expect(rest, `call ${i}`).toEqual(wantRest);
+      expect(leaseId !== undefined).toBe(policy.algorithm === 'concurrency' && !c.peek && got[i]!.allowed);
+    });
+  });
+
+  it('more calls than one batch holds are split, and still all decided in order', async () => {
+    const limiter = sluice.limiter({ algorithm: 'fixed-window', limit: 150, windowMs: 60_000 });
+    const got = await Promise.all(Array.from({ length: 200 }, () => limiter.limit('many', { nowMs: 60_000 })));
+    expect(got.map((d) => d.remaining)).toEqual(Array.from({ length: 200 }, (_, i) => Math.max(0, 149 - i)));
+    expect(got.filter((d) => d.allowed)).toHaveLength(150);
+  });
+
+  it('a batch after SCRIPT FLUSH still runs (EVALSHA falls back to EVAL)', async () => {
+    const limiter = sluice.limiter({ algorithm: 'token-bucket', capacity: 10, refillPerSecond: 1 });
+    await limiter.limit('flush', { nowMs: 0 });
+    await backend.raw.script('FLUSH');
+    const got = await Promise.all([1, 2, 3].map(() => limiter.limit('flush', { nowMs: 0 })));
+    expect(got.map((d) => [d.failure, d.remaining])).toEqual([
+      [undefined, 8],
+      [undefined, 7],
+      [undefined, 6],
+    ]);
+  });
+});
