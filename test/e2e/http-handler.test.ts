@@ -20,6 +20,8 @@ interface Call {
 /** What the mock answers: a status, headers and a body (JSON when an object). */
 interface Answer {
   status: number;
+  /** Answer this late (to trip the handler's timeout). */
+  delayMs?: number;
   headers?: Record<string, string>;
   body?: unknown;
 }
@@ -60,6 +62,14 @@ class MockUpstream {
             ? { status: 401, body: { error: 'bad token' } }
             : (this.scripts.get(call.body.scenario)?.(call) ?? { status: 200, body: { ok: true, echo: call.body } });
         const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? null);
+        if (answer.delayMs) {
+          setTimeout(() => {
+            if (res.destroyed) return;
+            res.writeHead(answer.status, { 'content-type': 'application/json' });
+            res.end(text);
+          }, answer.delayMs);
+          return;
+        }
         res.writeHead(answer.status, {
           'content-type': typeof answer.body === 'string' ? 'text/plain' : 'application/json',
           ...answer.headers,
@@ -108,6 +118,27 @@ beforeAll(async () => {
       headers:
         Authorization: { env: E2E_UPSTREAM_TOKEN }
         Accept: application/json
+  - name: impatient
+    rate_per_second: 20
+    capacity: 20
+    attempts: 2
+    backoff: { type: fixed, delay: ${BACKOFF_MS}ms }
+    handler:
+      type: http
+      url: ${upstream.url}
+      timeout: 300ms
+      headers:
+        Authorization: { env: E2E_UPSTREAM_TOKEN }
+  - name: nowhere
+    rate_per_second: 20
+    capacity: 20
+    attempts: 2
+    backoff: { type: fixed, delay: ${BACKOFF_MS}ms }
+    handler:
+      type: http
+      url: http://127.0.0.1:${await closedPort()}/v1/charge
+      headers:
+        Authorization: { env: E2E_UPSTREAM_TOKEN }
 `,
   );
   [serve, worker] = await Promise.all([
@@ -123,8 +154,17 @@ afterAll(async () => {
   dir?.dispose();
 });
 
-async function submit(key: string, payload: Call['body']): Promise<string> {
-  const res = await postJson(`${serve.url}/v1/queues/charges/jobs`, { key, payload });
+/** A port nothing listens on (taken, then released). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function submit(key: string, payload: Call['body'], queue = 'charges'): Promise<string> {
+  const res = await postJson(`${serve.url}/v1/queues/${queue}/jobs`, { key, payload });
   expect(res.status).toBe(202);
   return res.headers.get('location')!;
 }
@@ -223,6 +263,21 @@ describe('the http handler', () => {
     expect(job).toMatchObject({ state: 'completed', attemptsMade: 2, result: { status: 200, body: { ok: 1 } } });
     const at = upstream.callsOf('bare-429').map((c) => c.at);
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(BACKOFF_MS);
+  });
+
+  it('an upstream slower than the timeout is retried like a 5xx; the in-time answer is the result', async () => {
+    upstream.script('slow', [{ status: 200, delayMs: 1000, body: { ok: 'too late' } }, { status: 200, body: { ok: 'in time' } }]);
+    const job = await waitForJob(serve.url, await submit('acct-9', { scenario: 'slow' }, 'impatient'));
+    expect(job).toMatchObject({ state: 'completed', attemptsMade: 2, result: { status: 200, body: { ok: 'in time' } } });
+    const at = upstream.callsOf('slow').map((c) => c.at);
+    expect(at).toHaveLength(2);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(300 + BACKOFF_MS);
+  });
+
+  it('an unreachable upstream fails the job after its attempts, saying so', async () => {
+    const job = await waitForJob(serve.url, await submit('acct-10', { scenario: 'nowhere' }, 'nowhere'));
+    expect(job).toMatchObject({ state: 'failed', attemptsMade: 2 });
+    expect(job.failedReason).toMatch(/^upstream unreachable: /);
   });
 
   it('a worker whose header variable is unset refuses to start: exit 1 naming the variable, nothing left running', async () => {
