@@ -1,0 +1,347 @@
+// HTTP cost of sluice: an express 5 route bare vs behind the decision middleware (one policy; rules
+// with two matching rules), and the submit endpoint's admissions per second — on a private redis-server.
+//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000]
+// The load generator (autocannon, in this process) never shares a process with a server: each server
+// variant runs in its own child process (this file again, with --role server), so the two cores of a
+// small machine are split between the load, the server under test and Redis the same way for every
+// variant. Runs are interleaved rep by rep (the order of the /hello variants rotates each rep) so the
+// ratios come from the same minutes; the load average before and after is recorded, since other work
+// on the machine moves every number.
+// Prints one JSON document on stdout; progress goes to stderr.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import express, { type Express } from 'express';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { Metrics, createApp, createSluice, parseRules, type Sluice } from '../src/index.js';
+import { startRedis } from '../test/helpers/redis-server.js';
+import { redisCpuSeconds } from './lib/load.js';
+
+/** The part of autocannon's API used here (the package ships no types; @types/autocannon is not a dependency). */
+interface LoadRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  setupRequest: (req: Record<string, unknown>) => Record<string, unknown>;
+}
+interface LoadResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
+  latency: { p50: number; p90: number; p99: number; max: number; mean: number };
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  requests?: LoadRequest[];
+}) => Promise<LoadResult>;
+
+const { values: flags } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'bench' },
+    variant: { type: 'string' },
+    redis: { type: 'string' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    reps: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    keys: { type: 'string', default: '100000' },
+  },
+});
+
+/** The server variants; `submit` is POST /v1/queues/bench/jobs of createApp, the others GET /hello. */
+const VARIANTS = ['bare', 'policy', 'rules', 'submit'] as const;
+type Variant = (typeof VARIANTS)[number];
+
+/** Everything a policy or rule would refuse is out of reach: the bench measures the cost of deciding, not of refusing. */
+const HUGE_BUCKET = { algorithm: 'token-bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000, name: 'bench-policy' } as const;
+
+/** Two rules match every /hello request: a token bucket per IP and a sliding counter per route group and IP. */
+const RULES_YAML = `
+domains:
+  - domain: bench
+    descriptors:
+      - key: ip
+        name: bench-ip
+        policy: { algorithm: token-bucket, capacity: 1000000000, refill_per_second: 1000000 }
+      - key: route
+        value: hello
+        descriptors:
+          - key: ip
+            name: bench-route-ip
+            policy: { algorithm: sliding-counter, limit: 1000000000, window: 1m }
+route_groups:
+  hello: ["/hello"]
+http:
+  domain: bench
+  descriptors: [[ip], [route, ip]]
+queues:
+  - name: bench
+    rate_per_second: 10
+    capacity: 100
+    key: body
+    handler: { type: http, url: "http://127.0.0.1:9/never-called" }
+`;
+
+if (flags.role === 'server') await serve(flags.variant as Variant, flags.redis!);
+else await bench();
+
+// --- server child -----------------------------------------------------------------------------------
+
+function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  const hello = (_req: express.Request, res: express.Response) => {
+    res.json({ hello: 'world' });
+  };
+  if (variant === 'bare') app.get('/hello', hello);
+  if (variant === 'policy') app.get('/hello', sluice.middleware({ policy: HUGE_BUCKET }), hello);
+  if (variant === 'rules') app.get('/hello', sluice.middleware({ rules: parseRules(RULES_YAML, { filename: 'bench.yaml' }) }), hello);
+  return app;
+}
+
+/** Runs one variant on a free loopback port; prints `{"port":N}` on stdout; answers `cpu` over IPC; exits on SIGTERM. */
+async function serve(variant: Variant, redisUrl: string): Promise<void> {
+  if (!VARIANTS.includes(variant)) throw new Error(`--variant: one of ${VARIANTS.join(', ')}`);
+  const sluice = createSluice({ redis: redisUrl, prefix: 'bench' });
+  const rules = parseRules(RULES_YAML, { filename: 'bench.yaml' });
+  const app =
+    variant === 'submit'
+      ? createApp({ sluice, rules: { current: () => rules }, metrics: new Metrics(), logger: pino({ level: 'silent' }) })
+      : helloApp(variant, sluice);
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
+  process.on('message', (m) => {
+    if (m === 'cpu') process.send!({ cpu: process.cpuUsage() });
+  });
+  process.once('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    void sluice.close().finally(() => process.exit(0));
+  });
+}
+
+// --- orchestrator and load --------------------------------------------------------------------------
+
+interface Child {
+  variant: Variant;
+  port: number;
+  process: ChildProcess;
+  /** Server CPU (user + system) in µs so far. */
+  cpuUs(): Promise<number>;
+}
+
+async function startChild(variant: Variant, redisUrl: string): Promise<Child> {
+  const script = fileURLToPath(import.meta.url);
+  // process.execArgv carries tsx's loader, so the child runs this TypeScript file the same way.
+  const child = spawn(process.execPath, [...process.execArgv, script, '--role', 'server', '--variant', variant, '--redis', redisUrl], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', (l) => {
+      rl.close();
+      resolve(l);
+    });
+    child.once('exit', (code) => reject(new Error(`server child '${variant}' exited with ${code} before listening`)));
+  });
+  const { port } = JSON.parse(line) as { port: number };
+  const cpuUs = () =>
+    new Promise<number>((resolve) => {
+      child.once('message', (m) => {
+        const { cpu } = m as { cpu: NodeJS.CpuUsage };
+        resolve(cpu.user + cpu.system);
+      });
+      child.send('cpu');
+    });
+  return { variant, port, process: child, cpuUs };
+}
+
+interface Run {
+  variant: Variant;
+  rep: number;
+  requests: number;
+  requestsPerSec: number;
+  /** Responses by status (the hello variants must be all 200; submit: 202 admitted, 429 refused). */
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** Server process CPU per request (user + system µs). */
+  serverCpuUsPerReq: number;
+  /** redis-server CPU per request (µs). */
+  redisCpuUsPerReq: number;
+}
+
+async function load(child: Child, seconds: number, connections: number, keys: number): Promise<LoadResult> {
+  const url = `http://127.0.0.1:${child.port}`;
+  if (child.variant !== 'submit') return autocannon({ url: `${url}/hello`, connections, duration: seconds });
+  let n = 0;
+  return autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/queues/bench/jobs',
+        headers: { 'content-type': 'application/json' },
+        // Many distinct keys, so lanes never fill: every answer should be a 202 admission.
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ key: `k${n++ % keys}`, payload: { n } }) }),
+      },
+    ],
+  });
+}
+
+async function bench(): Promise<void> {
+  const durationS = Number(flags.duration);
+  const warmupS = Number(flags.warmup);
+  const reps = Number(flags.reps);
+  const connections = Number(flags.connections);
+  const keys = Number(flags.keys);
+  if (!(durationS > 0 && durationS <= 30)) throw new Error('--duration: seconds in (0, 30]');
+  if (!(warmupS >= 0 && warmupS <= 10)) throw new Error('--warmup: seconds in [0, 10]');
+  if (!(reps >= 1 && reps <= 5)) throw new Error('--reps: 1 .. 5');
+  if (!(connections >= 1 && connections <= 500)) throw new Error('--connections: 1 .. 500');
+  if (!(keys >= 1 && keys <= 1_000_000)) throw new Error('--keys: 1 .. 1000000');
+
+  const log = (msg: string) => process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+  // A hard stop, whatever hangs: the run is bounded in time.
+  const budgetMs = (VARIANTS.length * (reps * durationS + warmupS) + 60) * 1000 + 60_000;
+  setTimeout(() => {
+    log(`watchdog: still running after ${budgetMs} ms, exiting`);
+    process.exit(124);
+  }, budgetMs).unref();
+
+  const server = await startRedis();
+  const raw = new Redis(server.port, '127.0.0.1');
+  const children: Child[] = [];
+  try {
+    for (const v of VARIANTS) children.push(await startChild(v, server.url));
+    log(`servers up (redis ${server.port}); warming up ${warmupS} s each`);
+    for (const c of children) if (warmupS > 0) await load(c, warmupS, connections, keys);
+
+    const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
+    const runs: Run[] = [];
+    const hello = children.filter((c) => c.variant !== 'submit');
+    const submitChild = children.find((c) => c.variant === 'submit')!;
+    for (let rep = 1; rep <= reps; rep++) {
+      const shift = (rep - 1) % hello.length;
+      for (const c of [...hello.slice(shift), ...hello.slice(0, shift), submitChild]) {
+        const cpu0 = await c.cpuUs();
+        const redis0 = await redisCpuSeconds(() => raw.info('cpu'));
+        const r = await load(c, durationS, connections, keys);
+        const cpu1 = await c.cpuUs();
+        const redis1 = await redisCpuSeconds(() => raw.info('cpu'));
+        const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]));
+        const total = Object.values(statuses).reduce((a, b) => a + b, 0);
+        const run: Run = {
+          variant: c.variant,
+          rep,
+          requests: total,
+          requestsPerSec: Math.round(total / r.duration),
+          statuses,
+          errors: r.errors,
+          timeouts: r.timeouts,
+          latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: r.latency.mean },
+          serverCpuUsPerReq: total ? Math.round(((cpu1 - cpu0) / total) * 10) / 10 : 0,
+          redisCpuUsPerReq: total ? Math.round((((redis1 - redis0) * 1e6) / total) * 10) / 10 : 0,
+        };
+        runs.push(run);
+        log(`rep ${rep} ${c.variant}: ${run.requestsPerSec} req/s, p99 ${run.latencyMs.p99} ms, ${JSON.stringify(statuses)}`);
+      }
+    }
+
+    const loadAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
+    const of = (v: Variant) => runs.filter((r) => r.variant === v).sort((a, b) => a.rep - b.rep);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const r3 = (x: number) => Math.round(x * 1000) / 1000;
+    const bare = of('bare');
+    const median = (xs: number[]) => {
+      const v = [...xs].sort((a, b) => a - b);
+      const m = Math.floor(v.length / 2);
+      return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
+    };
+    const bareCpu = mean(bare.map((r) => r.serverCpuUsPerReq));
+    /**
+     * Each rep against the bare run of the same rep; the median over reps. Throughput and p99 move
+     * with whatever else the machine runs; server CPU per request hardly does, so the CPU ratio says
+     * what a CPU-bound server would see.
+     */
+    const versusBare = (v: Variant) => {
+      const rows = of(v);
+      const ratios = rows.map((r, i) => r.requestsPerSec / bare[i]!.requestsPerSec);
+      const addedP99 = rows.map((r, i) => r.latencyMs.p99 - bare[i]!.latencyMs.p99);
+      const cpu = mean(rows.map((r) => r.serverCpuUsPerReq));
+      return {
+        requestsPerSec: Math.round(median(rows.map((r) => r.requestsPerSec))),
+        ratioToBare: r3(median(ratios)),
+        ratioToBarePerRep: ratios.map(r3),
+        p99Ms: r3(median(rows.map((r) => r.latencyMs.p99))),
+        addedP99Ms: r3(median(addedP99)),
+        addedP99MsPerRep: addedP99.map(r3),
+        serverCpuUsPerReq: r3(cpu),
+        addedServerCpuUsPerReq: r3(cpu - bareCpu),
+        cpuRatioToBare: r3(bareCpu / cpu),
+        redisCpuUsPerReq: r3(mean(rows.map((r) => r.redisCpuUsPerReq))),
+      };
+    };
+    const submit = of('submit');
+    // Admissions per second: the submit rate times the share answered 202 (a 429 or 503 admits nothing).
+    const admitted = submit.map((r) => (r.requests ? (r.requestsPerSec * (r.statuses['202'] ?? 0)) / r.requests : 0));
+    const redisVersion = /redis_version:(\S+)/.exec(await raw.info('server'))?.[1];
+    const result = {
+      bench: 'http',
+      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys}`,
+      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, redis: redisVersion, platform: `${os.platform()} ${os.release()}`, loadAvg1m5m15m: { before: loadBefore, after: loadAfter } },
+      setup: {
+        connections,
+        durationS,
+        warmupS,
+        reps,
+        summary: 'medians over reps; ratios and added p99 per rep against the bare run of the same rep; CPU per request as means',
+        processes: 'autocannon in the bench process; each server variant in its own child process; a private redis-server',
+        policy: HUGE_BUCKET,
+        rules: 'two rules per request: token bucket per IP + sliding counter per route group and IP (all-or-nothing: 2 peeks, then 2 charges)',
+        submit: `POST /v1/queues/bench/jobs, ${keys} distinct body keys in turn, rate 10/s and capacity 100 per key, no workers`,
+      },
+      summary: {
+        bare: {
+          requestsPerSec: Math.round(median(bare.map((r) => r.requestsPerSec))),
+          requestsPerSecPerRep: bare.map((r) => r.requestsPerSec),
+          p99Ms: r3(median(bare.map((r) => r.latencyMs.p99))),
+          serverCpuUsPerReq: r3(bareCpu),
+        },
+        policy: versusBare('policy'),
+        rules: versusBare('rules'),
+        submit: {
+          requestsPerSec: Math.round(median(submit.map((r) => r.requestsPerSec))),
+          admissionsPerSec: Math.round(median(admitted)),
+          admissionsPerSecPerRep: admitted.map((a) => Math.round(a)),
+          p99Ms: r3(median(submit.map((r) => r.latencyMs.p99))),
+          serverCpuUsPerReq: r3(mean(submit.map((r) => r.serverCpuUsPerReq))),
+          redisCpuUsPerReq: r3(mean(submit.map((r) => r.redisCpuUsPerReq))),
+        },
+      },
+      runs,
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    for (const c of children) {
+      c.process.kill('SIGTERM');
+      if (c.process.exitCode === null) await Promise.race([once(c.process, 'exit'), new Promise((r) => setTimeout(r, 3_000))]);
+    }
+    raw.disconnect();
+    await server.dispose();
+  }
+}
