@@ -10,12 +10,24 @@ export interface Issue {
 
 /** Flattens a ZodError into issues with dotted paths (`rules.0.rate_limit.unit`). */
 export function issuesOf(error: z.ZodError): Issue[] {
-  return error.issues.flatMap((i): Issue[] => {
+  return flatten(error.issues, []);
+}
+
+type ZodIssue = z.ZodError['issues'][number];
+
+function flatten(issues: readonly ZodIssue[], base: readonly PropertyKey[]): Issue[] {
+  return issues.flatMap((i): Issue[] => {
+    const path = [...base, ...i.path];
     // An unknown field is reported at the object; name the field itself, one issue each.
     if (i.code === 'unrecognized_keys') {
-      return i.keys.map((k) => ({ path: joinPath([...i.path, k]), message: 'unknown field', code: i.code }));
+      return i.keys.map((k) => ({ path: joinPath([...path, k]), message: 'unknown field', code: i.code }));
     }
-    return [{ path: joinPath(i.path), message: i.message, code: i.code }];
+    // "Invalid input" of a union says nothing: report the branch that came closest (fewest issues).
+    if (i.code === 'invalid_union' && i.errors.length) {
+      const closest = [...i.errors].sort((a, b) => a.length - b.length)[0]!;
+      if (closest.length) return flatten(closest, path);
+    }
+    return [{ path: joinPath(path), message: i.message, code: i.code }];
   });
 }
 

@@ -9,7 +9,7 @@ export const processConfigSchema = z
     /** The rules file (--config, SLUICE_CONFIG). */
     config: z.string().min(1, 'required: --config FILE or SLUICE_CONFIG'),
     /** --redis-url, SLUICE_REDIS_URL. */
-    redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    redisUrl: z.string().regex(/^(rediss?|redis-cluster):\/\//, 'must be a redis://, rediss:// or redis-cluster://host:port,... URL'),
     /** --port, PORT (serve). */
     port: z.coerce.number().int().min(0).max(65_535),
     /** --host, HOST (serve). */
@@ -22,6 +22,8 @@ export const processConfigSchema = z
     prefix: z.string().min(1).optional(),
     /** Handlers running at once per worker process (--concurrency, SLUICE_CONCURRENCY). */
     concurrency: z.coerce.number().int().positive(),
+    /** A port where `sluice worker` serves /metrics and /healthz (--metrics-port, SLUICE_METRICS_PORT). */
+    metricsPort: z.coerce.number().int().min(0).max(65_535).optional(),
     /** pino level (LOG_LEVEL). */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   })
@@ -37,6 +39,7 @@ export interface ProcessFlags {
   host?: string;
   bodyLimit?: string;
   concurrency?: string;
+  metricsPort?: string;
 }
 
 export function resolveProcessConfig(flags: ProcessFlags, env: NodeJS.ProcessEnv = process.env): ProcessConfig {
@@ -49,6 +52,7 @@ export function resolveProcessConfig(flags: ProcessFlags, env: NodeJS.ProcessEnv
     ...(env.SLUICE_HASH_SECRET ? { hashSecret: env.SLUICE_HASH_SECRET } : {}),
     ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
     concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',
+    ...((flags.metricsPort ?? env.SLUICE_METRICS_PORT) !== undefined ? { metricsPort: flags.metricsPort ?? env.SLUICE_METRICS_PORT } : {}),
     logLevel: env.LOG_LEVEL ?? 'info',
   };
   const parsed = processConfigSchema.safeParse(raw);

@@ -1,6 +1,6 @@
 // The composition root: wires Redis, the rules watcher, metrics, the HTTP listener and the queue
 // workers of one process, and shuts them down in order on SIGTERM/SIGINT.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -64,6 +64,23 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       const bound = server.address();
       address = typeof bound === 'object' && bound ? { host: config.host, port: bound.port } : { host: config.host, port: config.port };
       logger.info({ event: 'listening', url: `http://${address.host}:${address.port}`, rulesVersion: initial.version }, 'sluice serve listening');
+    }
+
+    if (parts.workers && !parts.server && config.metricsPort !== undefined) {
+      // A worker-only process has no HTTP app: a small listener exposes its metrics and liveness.
+      server = createServer((req, res) => {
+        if (req.url === '/metrics') {
+          void metrics.text().then((text) => res.writeHead(200, { 'Content-Type': metrics.contentType }).end(text));
+        } else if (req.url === '/healthz') {
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+        } else {
+          res.writeHead(404).end();
+        }
+      });
+      await new Promise<void>((resolve, reject) => server!.listen(config.metricsPort, config.host, resolve).once('error', reject));
+      const bound = server.address();
+      address = { host: config.host, port: typeof bound === 'object' && bound ? bound.port : config.metricsPort! };
+      logger.info({ event: 'metrics_listening', url: `http://${address.host}:${address.port}/metrics` }, 'worker metrics listening');
     }
 
     if (parts.workers) {

@@ -15,6 +15,7 @@ function withProcessOptions(command: Command, serving: boolean): Command {
       .option('--host <host>', 'address to listen on (env HOST, default 127.0.0.1)')
       .option('--body-limit <bytes>', 'largest request body (env SLUICE_BODY_LIMIT, default 1 MiB)');
   }
+  if (!serving) command.option('--metrics-port <n>', 'serve /metrics and /healthz on this port (env SLUICE_METRICS_PORT)');
   return command.option('--concurrency <n>', 'handlers running at once per queue (env SLUICE_CONCURRENCY, default 10)');
 }
 

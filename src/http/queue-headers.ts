@@ -1,20 +1,19 @@
 // Rate-limit headers of a refused queue submit, true to a leaky bucket used as a queue: its quota is
-// the lane's capacity, its window the time a full lane takes to drain at the rate, what remains is the
-// room left in the lane, and the reset is when a submit of the same cost would be admitted.
+// the lane's capacity, its window the time a full lane takes to drain at the rate, nothing remains
+// (the submit was refused), and the reset is when a submit of the same cost would be admitted.
 import { DEFAULT_HEADER_SELECTION, type HeaderPair, type HeaderSelection } from './headers.js';
 
 export interface QueueRefusal {
   queue: string;
   capacity: number;
   ratePerSecond: number;
-  /** Cost units queued in the lane. */
-  queued: number;
   retryAfterMs: number;
 }
 
 export function queueRefusalHeaders(r: QueueRefusal, nowMs: number, selection: HeaderSelection = {}): HeaderPair[] {
   const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-  const remaining = Math.max(0, r.capacity - r.queued);
+  // Nothing can be admitted before the reset, whichever the reason (a full lane, or a wait too long).
+  const remaining = 0;
   // The drain time of a full lane, only when it is a whole number of seconds (the drafts have no fractions).
   const drain = r.capacity / r.ratePerSecond;
   const window = Number.isInteger(drain) && drain >= 1 ? drain : undefined;

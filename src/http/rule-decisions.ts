@@ -2,6 +2,7 @@
 // rules version; all-or-nothing charging (peek every enforcing rule, charge them only if all allow);
 // shadow rules always decide and count but never refuse.
 import { createHash } from 'node:crypto';
+import { SluiceError } from '../errors.js';
 import type { Decision } from '../limiters/decision.js';
 import type { Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
@@ -69,14 +70,20 @@ export async function decideRules(
   for (const r of results) {
     r.limiter = limiters.of(r.rule, rulesVersion);
     if (!r.limiter) continue; // unlimited
+    // A cost no call could ever be allowed under is a bad request, not a silent partial charge.
+    if (cost > r.limiter.maxCost) {
+      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: ${cost} is larger than the limit ${r.limiter.maxCost} of rule '${r.rule.name}'`, {
+        details: [{ path: 'cost', message: `larger than the limit ${r.limiter.maxCost} of rule '${r.rule.name}'`, code: 'too_big' }],
+      });
+    }
     (r.rule.shadowMode ? shadow : enforcing).push(r);
   }
   const charge = async (r: RuleDecision) => {
-    r.decision = await r.limiter!.limit(r.identity, { cost: Math.min(cost, r.limiter!.maxCost) });
+    r.decision = await r.limiter!.limit(r.identity, { cost });
   };
   const shadowDone = Promise.all(shadow.map(charge));
   if (enforcing.length > 1) {
-    const peeks = await Promise.all(enforcing.map((r) => r.limiter!.peek(r.identity, { cost: Math.min(cost, r.limiter!.maxCost) })));
+    const peeks = await Promise.all(enforcing.map((r) => r.limiter!.peek(r.identity, { cost })));
     if (peeks.some((d) => !d.allowed)) {
       enforcing.forEach((r, i) => (r.decision = peeks[i]));
     } else {

@@ -6,7 +6,10 @@ import { SluiceError } from '../errors.js';
 /** A connected ioredis client: one node or a cluster. */
 export type RedisClient = Redis | Cluster;
 
-/** What createSluice accepts as `redis`: a client you own, a URL, or cluster seed nodes. */
+/**
+ * What createSluice accepts as `redis`: a client you own, a `redis://` / `rediss://` URL, a
+ * `redis-cluster://host:port,host:port` URL, or cluster seed nodes.
+ */
 export type RedisTarget = RedisClient | string | { url: string } | { cluster: ClusterNode[] };
 
 /**
@@ -31,6 +34,9 @@ export const HOT_PATH_OPTIONS = {
 /** Builds a hot-path client from a URL or cluster seeds; returns a caller's client unchanged. */
 export function createRedisClient(target: RedisTarget, overrides: RedisOptions = {}): { client: RedisClient; owned: boolean } {
   if (target instanceof Redis || target instanceof Cluster) return { client: target, owned: false };
+  if (typeof target === 'string' && target.startsWith('redis-cluster://')) {
+    return createRedisClient({ cluster: clusterSeeds(target) }, overrides);
+  }
   if (typeof target === 'string' || 'url' in target) {
     const url = typeof target === 'string' ? target : target.url;
     if (!/^rediss?:\/\//.test(url)) {
@@ -45,6 +51,18 @@ export function createRedisClient(target: RedisTarget, overrides: RedisOptions =
     redisOptions: { ...HOT_PATH_OPTIONS, ...overrides },
   };
   return { client: new Cluster(target.cluster, clusterOptions), owned: true };
+}
+
+/** `redis-cluster://host:port,host:port` -> the seed nodes of a cluster. */
+export function clusterSeeds(url: string): ClusterNode[] {
+  const hosts = url.slice('redis-cluster://'.length).replace(/\/.*$/, '').split(',').filter(Boolean);
+  if (!hosts.length) throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: no seed nodes in '${url}'`);
+  return hosts.map((h) => {
+    const i = h.lastIndexOf(':');
+    const port = Number(i > 0 ? h.slice(i + 1) : 6379);
+    if (!Number.isInteger(port) || port <= 0) throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: bad seed '${h}' in '${url}'`);
+    return { host: i > 0 ? h.slice(0, i) : h, port };
+  });
 }
 
 /** Options BullMQ needs for its own connections (blocking commands must never time out or give up). */

@@ -125,9 +125,16 @@ export class Throttle {
   /** A job's state, attempts, result or failure, and predicted start; null when unknown (or expired). */
   async job(jobId: string): Promise<JobStatus | null> {
     await this.prepare();
-    const job = await this.queue!.getJob(jobId);
+    let job = await this.queue!.getJob(jobId);
     if (!job) return null;
-    return jobStatusOf(job, await job.getState());
+    const state = await job.getState();
+    // The record was read before the state: a job that finished in between is read again, so a
+    // finished state never comes with an unfinished record (no result, no finish time).
+    if ((state === 'completed' || state === 'failed') && !job.finishedOn) {
+      job = await this.queue!.getJob(jobId);
+      if (!job) return null;
+    }
+    return jobStatusOf(job, state);
   }
 
   /** The state of `key`'s lane. */

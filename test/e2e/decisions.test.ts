@@ -158,8 +158,8 @@ describe('POST /v1/decisions', () => {
     expect(body.issues.map((i) => i.path).sort()).toEqual(['cost', 'descriptors', 'domain', 'extra']);
     const nested = await postJson(`${serve.url}/v1/decisions`, { domain: 'api', descriptors: [{ key: 'user' }] });
     expect(nested.status).toBe(400);
-    // A descriptor is one of two shapes (a union): the issue names the descriptor, not a field inside it.
-    expect(((await nested.json()) as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual(['descriptors.0']);
+    // A descriptor is one of two shapes (a union): the issue names the missing field of the closest shape.
+    expect(((await nested.json()) as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual(['descriptors.0.value']);
     const text = await fetch(`${serve.url}/v1/decisions`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
     expect(text.status).toBe(415);
   });

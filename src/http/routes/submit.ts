@@ -37,7 +37,7 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
       ...(body.idempotencyKey !== undefined ? { id: body.idempotencyKey } : {}),
     });
     if (!result.admitted) {
-      const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, queued: result.queued, retryAfterMs: result.retryAfterMs };
+      const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, retryAfterMs: result.retryAfterMs };
       for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers)) res.setHeader(name, value);
       if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
       const retryAfter = Number(res.getHeader('Retry-After'));

@@ -54,7 +54,7 @@ describe.each(TOPOLOGIES)('lane bound (%s)', (topology) => {
       { key: 'k', payload: {}, nowMs: t0 + 50 },
       { key: 'k', payload: {}, cost: 4, nowMs: t0 + 50 },
     ]);
-    expect(one).toEqual({ admitted: false, reason: 'queue_full', retryAfterMs: 1, capacity: CAPACITY });
-    expect(four).toEqual({ admitted: false, reason: 'queue_full', retryAfterMs: 3 * SLOT_MS, capacity: CAPACITY });
+    expect(one).toEqual({ admitted: false, reason: 'queue_full', retryAfterMs: 1, capacity: CAPACITY, queued: CAPACITY });
+    expect(four).toEqual({ admitted: false, reason: 'queue_full', retryAfterMs: 3 * SLOT_MS, capacity: CAPACITY, queued: CAPACITY });
   });
 });
