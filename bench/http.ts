@@ -4,14 +4,18 @@
 // The load generator (autocannon, in this process) never shares a process with a server: each server
 // variant runs in its own child process (this file again, with --role server), so the two cores of a
 // small machine are split between the load, the server under test and Redis the same way for every
-// variant. Runs are interleaved rep by rep (the order of the /hello variants rotates each rep) so the
-// ratios come from the same minutes; the load average before and after is recorded, since other work
-// on the machine moves every number.
+// variant. Each load run is preceded by an unloaded probe (one connection, one request at a time, timed
+// to the microsecond): what the middleware adds when the server is not saturated. Runs are interleaved
+// rep by rep (the order of the /hello variants rotates each rep) so the ratios come from the same
+// minutes; the load average before and after is recorded, since other work on the machine moves every
+// number.
 // Prints one JSON document on stdout; progress goes to stderr.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { createHistogram } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -176,11 +180,58 @@ interface Run {
   statuses: Record<string, number>;
   errors: number;
   timeouts: number;
+  /** Under load (autocannon's histogram: whole milliseconds). */
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** Unloaded: one keep-alive connection, one request at a time, measured to the microsecond. */
+  unloadedLatencyMs: { p50: number; p99: number; requests: number };
   /** Server process CPU per request (user + system µs). */
   serverCpuUsPerReq: number;
   /** redis-server CPU per request (µs). */
   redisCpuUsPerReq: number;
+}
+
+/**
+ * Latency without load: `count` requests one after another on one keep-alive connection (or until
+ * `maxMs`), timed here with a nanosecond histogram. autocannon's histogram has whole milliseconds only,
+ * too coarse for what a middleware adds to an idle server.
+ */
+async function probe(child: Child, count: number, maxMs: number, keys: number): Promise<{ p50: number; p99: number; requests: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const hist = createHistogram({ lowest: 1, highest: 60e9, figures: 3 });
+  const submit = child.variant === 'submit';
+  const deadline = performance.now() + maxMs;
+  let done = 0;
+  try {
+    for (let i = 0; i < count && performance.now() < deadline; i++) {
+      const body = submit ? JSON.stringify({ key: `p${i % keys}`, payload: { i } }) : undefined;
+      const t0 = process.hrtime.bigint();
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            agent,
+            host: '127.0.0.1',
+            port: child.port,
+            method: submit ? 'POST' : 'GET',
+            path: submit ? '/v1/queues/bench/jobs' : '/hello',
+            headers: submit ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body!) } : {},
+          },
+          (res) => {
+            res.resume();
+            res.once('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.once('error', reject);
+        req.end(body);
+      });
+      hist.record(Math.max(1, Number(process.hrtime.bigint() - t0)));
+      if (status >= 300) throw new Error(`probe of '${child.variant}' answered ${status}`);
+      done++;
+    }
+  } finally {
+    agent.destroy();
+  }
+  const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
+  return { p50: ms(hist.percentile(50)), p99: ms(hist.percentile(99)), requests: done };
 }
 
 async function load(child: Child, seconds: number, connections: number, keys: number): Promise<LoadResult> {
@@ -217,7 +268,7 @@ async function bench(): Promise<void> {
 
   const log = (msg: string) => process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   // A hard stop, whatever hangs: the run is bounded in time.
-  const budgetMs = (VARIANTS.length * (reps * durationS + warmupS) + 60) * 1000 + 60_000;
+  const budgetMs = (VARIANTS.length * (reps * (durationS + 3) + warmupS) + 60) * 1000 + 60_000;
   setTimeout(() => {
     log(`watchdog: still running after ${budgetMs} ms, exiting`);
     process.exit(124);
@@ -238,6 +289,8 @@ async function bench(): Promise<void> {
     for (let rep = 1; rep <= reps; rep++) {
       const shift = (rep - 1) % hello.length;
       for (const c of [...hello.slice(shift), ...hello.slice(0, shift), submitChild]) {
+        const unloaded = await probe(c, 2_000, 3_000, keys);
+        // CPU is read around the load run only, so it is divided by the requests it served.
         const cpu0 = await c.cpuUs();
         const redis0 = await redisCpuSeconds(() => raw.info('cpu'));
         const r = await load(c, durationS, connections, keys);
@@ -254,11 +307,12 @@ async function bench(): Promise<void> {
           errors: r.errors,
           timeouts: r.timeouts,
           latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: r.latency.mean },
+          unloadedLatencyMs: unloaded,
           serverCpuUsPerReq: total ? Math.round(((cpu1 - cpu0) / total) * 10) / 10 : 0,
           redisCpuUsPerReq: total ? Math.round((((redis1 - redis0) * 1e6) / total) * 10) / 10 : 0,
         };
         runs.push(run);
-        log(`rep ${rep} ${c.variant}: ${run.requestsPerSec} req/s, p99 ${run.latencyMs.p99} ms, ${JSON.stringify(statuses)}`);
+        log(`rep ${rep} ${c.variant}: ${run.requestsPerSec} req/s, p99 ${run.latencyMs.p99} ms, unloaded p99 ${unloaded.p99} ms, ${JSON.stringify(statuses)}`);
       }
     }
 
@@ -282,6 +336,8 @@ async function bench(): Promise<void> {
       const rows = of(v);
       const ratios = rows.map((r, i) => r.requestsPerSec / bare[i]!.requestsPerSec);
       const addedP99 = rows.map((r, i) => r.latencyMs.p99 - bare[i]!.latencyMs.p99);
+      const addedUnloadedP50 = rows.map((r, i) => r.unloadedLatencyMs.p50 - bare[i]!.unloadedLatencyMs.p50);
+      const addedUnloadedP99 = rows.map((r, i) => r.unloadedLatencyMs.p99 - bare[i]!.unloadedLatencyMs.p99);
       const cpu = mean(rows.map((r) => r.serverCpuUsPerReq));
       return {
         requestsPerSec: Math.round(median(rows.map((r) => r.requestsPerSec))),
@@ -290,6 +346,11 @@ async function bench(): Promise<void> {
         p99Ms: r3(median(rows.map((r) => r.latencyMs.p99))),
         addedP99Ms: r3(median(addedP99)),
         addedP99MsPerRep: addedP99.map(r3),
+        unloadedP50Ms: r3(median(rows.map((r) => r.unloadedLatencyMs.p50))),
+        unloadedP99Ms: r3(median(rows.map((r) => r.unloadedLatencyMs.p99))),
+        addedUnloadedP50Ms: r3(median(addedUnloadedP50)),
+        addedUnloadedP99Ms: r3(median(addedUnloadedP99)),
+        addedUnloadedP99MsPerRep: addedUnloadedP99.map(r3),
         serverCpuUsPerReq: r3(cpu),
         addedServerCpuUsPerReq: r3(cpu - bareCpu),
         cpuRatioToBare: r3(bareCpu / cpu),
@@ -320,6 +381,8 @@ async function bench(): Promise<void> {
           requestsPerSec: Math.round(median(bare.map((r) => r.requestsPerSec))),
           requestsPerSecPerRep: bare.map((r) => r.requestsPerSec),
           p99Ms: r3(median(bare.map((r) => r.latencyMs.p99))),
+          unloadedP50Ms: r3(median(bare.map((r) => r.unloadedLatencyMs.p50))),
+          unloadedP99Ms: r3(median(bare.map((r) => r.unloadedLatencyMs.p99))),
           serverCpuUsPerReq: r3(bareCpu),
         },
         policy: versusBare('policy'),
@@ -329,6 +392,8 @@ async function bench(): Promise<void> {
           admissionsPerSec: Math.round(median(admitted)),
           admissionsPerSecPerRep: admitted.map((a) => Math.round(a)),
           p99Ms: r3(median(submit.map((r) => r.latencyMs.p99))),
+          unloadedP50Ms: r3(median(submit.map((r) => r.unloadedLatencyMs.p50))),
+          unloadedP99Ms: r3(median(submit.map((r) => r.unloadedLatencyMs.p99))),
           serverCpuUsPerReq: r3(mean(submit.map((r) => r.serverCpuUsPerReq))),
           redisCpuUsPerReq: r3(mean(submit.map((r) => r.redisCpuUsPerReq))),
         },
