@@ -38,6 +38,11 @@ export class SluiceError extends Error {
   /** Structured detail, e.g. the list of validation issues. */
   readonly details: unknown;
 
+  /** The same as httpStatus, under the name express's default error handler (and http-errors) read. */
+  get status(): number {
+    return this.httpStatus;
+  }
+
   constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SluiceError';

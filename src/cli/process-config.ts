@@ -42,7 +42,9 @@ export interface ProcessFlags {
   metricsPort?: string;
 }
 
-export function resolveProcessConfig(flags: ProcessFlags, env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  // A variable set to the empty string counts as unset (`PORT=` must not mean "any port").
+  const env = Object.fromEntries(Object.entries(processEnv).filter(([, v]) => v !== undefined && v !== '')) as NodeJS.ProcessEnv;
   const raw = {
     config: flags.config ?? env.SLUICE_CONFIG ?? '',
     redisUrl: flags.redisUrl ?? env.SLUICE_REDIS_URL ?? 'redis://127.0.0.1:6379',

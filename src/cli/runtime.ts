@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../metrics/metrics.js';
-import { loadRules, watchRules, type RulesWatcher } from '../policy/index.js';
+import { loadRules, watchRules, type Rules, type RulesWatcher } from '../policy/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
 
@@ -46,16 +46,39 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   let workers: { close(): Promise<void> } | undefined;
   let address: Runtime['address'];
 
+  // Workers follow the rules file too: when a queue's settings or handler change, they restart on
+  // the new ones (after the jobs in flight finish), so the gate enforces what admission uses.
+  let mod: WorkersModule | undefined;
+  let queuesJson = JSON.stringify(initial.queues);
+  let restarting: Promise<void> = Promise.resolve();
+  let closingStarted = false;
+  const restartWorkers = (next: Rules) =>
+    (restarting = restarting.then(async () => {
+      if (!mod || !workers || closingStarted) return;
+      const json = JSON.stringify(next.queues);
+      if (json === queuesJson) return;
+      queuesJson = json;
+      await workers.close();
+      try {
+        workers = await mod.runWorkers(sluice, next.queues, { concurrency: config.concurrency });
+        logger.info({ event: 'workers_restarted', rulesVersion: next.version }, 'workers restarted on the new queues');
+      } catch (error) {
+        workers = undefined;
+        logger.error({ err: error, rulesVersion: next.version }, 'workers could not start on the new queues');
+      }
+    }));
+
   try {
+    watcher = watchRules(config.config, {
+      logger,
+      onChange: (next) => {
+        metrics.recordRulesReload('applied');
+        logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
+        if (parts.workers) void restartWorkers(next);
+      },
+      onError: () => metrics.recordRulesReload('refused'),
+    });
     if (parts.server) {
-      watcher = watchRules(config.config, {
-        logger,
-        onChange: (next) => {
-          metrics.recordRulesReload('applied');
-          logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
-        },
-        onError: () => metrics.recordRulesReload('refused'),
-      });
       const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
       server = await new Promise<Server>((resolve, reject) => {
         const s = app.listen(config.port, config.host, () => resolve(s));
@@ -84,7 +107,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     }
 
     if (parts.workers) {
-      const mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as WorkersModule;
+      mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as WorkersModule;
       const running = await mod.runWorkers(sluice, initial.queues, { concurrency: config.concurrency });
       workers = running;
       logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');
@@ -103,6 +126,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   const closed = new Promise<void>((r) => (resolveClosed = r));
   const close = () => {
     closing ??= (async () => {
+      closingStarted = true;
       logger.info({ event: 'shutting_down' }, 'shutting down');
       if (server) {
         const s = server;
@@ -111,8 +135,9 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         s.closeIdleConnections();
         await stopped;
       }
-      await workers?.close();
       watcher?.close();
+      await restarting;
+      await workers?.close();
       await sluice.close();
       logger.info({ event: 'stopped' }, 'stopped');
       resolveClosed();

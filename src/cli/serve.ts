@@ -5,7 +5,7 @@ import type { CliContext, CommandModule } from './io.js';
 import { resolveProcessConfig, type ProcessFlags } from './process-config.js';
 import { closeOnSignals, startRuntime, type RuntimeParts } from './runtime.js';
 
-function withProcessOptions(command: Command, serving: boolean): Command {
+function withProcessOptions(command: Command, serving: boolean, workers: boolean): Command {
   command
     .option('--config <file>', 'the rules file (env SLUICE_CONFIG)')
     .option('--redis-url <url>', 'Redis URL (env SLUICE_REDIS_URL, default redis://127.0.0.1:6379)');
@@ -16,6 +16,7 @@ function withProcessOptions(command: Command, serving: boolean): Command {
       .option('--body-limit <bytes>', 'largest request body (env SLUICE_BODY_LIMIT, default 1 MiB)');
   }
   if (!serving) command.option('--metrics-port <n>', 'serve /metrics and /healthz on this port (env SLUICE_METRICS_PORT)');
+  if (!workers) return command;
   return command.option('--concurrency <n>', 'handlers running at once per queue (env SLUICE_CONCURRENCY, default 10)');
 }
 
@@ -31,7 +32,7 @@ async function run(ctx: CliContext, flags: ProcessFlags, parts: RuntimeParts, st
 export const serveCommand: CommandModule = {
   name: 'serve',
   register(program, ctx) {
-    withProcessOptions(program.command('serve').description('run the HTTP service (submit, job status, decisions, health, metrics)'), true).action(
+    withProcessOptions(program.command('serve').description('run the HTTP service (submit, job status, decisions, health, metrics)'), true, false).action(
       (flags: ProcessFlags) => run(ctx, flags, { server: true, workers: false }, false),
     );
   },
@@ -40,7 +41,7 @@ export const serveCommand: CommandModule = {
 export const workerCommand: CommandModule = {
   name: 'worker',
   register(program, ctx) {
-    withProcessOptions(program.command('worker').description('run the workers of every queue in the rules file'), false).action((flags: ProcessFlags) =>
+    withProcessOptions(program.command('worker').description('run the workers of every queue in the rules file'), false, true).action((flags: ProcessFlags) =>
       run(ctx, flags, { server: false, workers: true }, false),
     );
   },
@@ -51,6 +52,7 @@ export const devCommand: CommandModule = {
   register(program, ctx) {
     withProcessOptions(
       program.command('dev').description('server and workers in one process; starts a local redis-server when none answers'),
+      true,
       true,
     ).action((flags: ProcessFlags) => run(ctx, flags, { server: true, workers: true }, true));
   },

@@ -54,14 +54,14 @@ export function decisionMiddleware(deps: MiddlewareDeps, options: MiddlewareOpti
         const inputs: HeaderInput[] = enforced.map((r) => ({ decision: r.decision!, policy: r.rule.policy!, name: r.rule.name, cost }));
         for (const [name, value] of rateLimitHeaders(inputs, Date.now(), selection)) res.setHeader(name, value);
         if (!allowed) {
-          refuse(res, enforced, options.logger, version);
+          refuse(res, enforced, options.logger, version, deps.hash);
           return;
         }
         // Concurrency leases are held for the life of the response.
         const leases = enforced.filter((r) => r.decision!.leaseId);
         if (leases.length) {
           res.once('close', () => {
-            for (const r of leases) void r.limiter!.release(r.identity, r.decision!.leaseId!).catch(() => undefined);
+            for (const r of leases) void r.limiter!.release(r.identity, r.decision!.leaseId!, { sensitive: true }).catch(() => undefined);
           });
         }
         next();
@@ -106,7 +106,7 @@ function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, identify:
 }
 
 /** 429 with Retry-After (already set with the other headers) and the JSON body clients expect. */
-function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefined, version: string): void {
+function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefined, version: string, hash: (v: string) => string): void {
   const refusing = enforced.filter((r) => !r.decision!.allowed);
   const retryAfter = Math.max(1, ...refusing.map((r) => Math.ceil(r.decision!.retryAfterMs / 1000)));
   if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
@@ -115,7 +115,7 @@ function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefi
       {
         event: 'refused',
         rule: r.rule.name,
-        identity: identityHash(r.identity),
+        identity: identityHash(r.identity, hash),
         rulesVersion: version,
         algorithm: r.rule.policy?.algorithm,
         reason: r.decision!.failure ?? 'limit_exceeded',

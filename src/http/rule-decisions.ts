@@ -78,12 +78,14 @@ export async function decideRules(
     }
     (r.rule.shadowMode ? shadow : enforcing).push(r);
   }
+  // Descriptor values come from requests and from other services (an API key, a user id): the limiter
+  // key always holds their hash, never the values.
   const charge = async (r: RuleDecision) => {
-    r.decision = await r.limiter!.limit(r.identity, { cost });
+    r.decision = await r.limiter!.limit(r.identity, { cost, sensitive: true });
   };
   const shadowDone = Promise.all(shadow.map(charge));
   if (enforcing.length > 1) {
-    const peeks = await Promise.all(enforcing.map((r) => r.limiter!.peek(r.identity, { cost })));
+    const peeks = await Promise.all(enforcing.map((r) => r.limiter!.peek(r.identity, { cost, sensitive: true })));
     if (peeks.some((d) => !d.allowed)) {
       enforcing.forEach((r, i) => (r.decision = peeks[i]));
     } else {
@@ -108,7 +110,7 @@ function outcomeOf(d: Decision, shadow: boolean): RuleOutcome {
   return shadow ? 'shadow-refused' : 'refused';
 }
 
-/** A short hash of an identity, for logs (never the identity itself). */
-export function identityHash(identity: string): string {
-  return createHash('sha256').update(identity).digest('base64url').slice(0, 16);
+/** A short hash of an identity, for logs (never the identity itself); keyed by `hash` (the instance's HMAC) when given. */
+export function identityHash(identity: string, hash?: (value: string) => string): string {
+  return hash ? hash(identity).slice(0, 16) : createHash('sha256').update(identity).digest('base64url').slice(0, 16);
 }

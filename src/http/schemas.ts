@@ -16,6 +16,7 @@ export const submitBodySchema = z
 export type SubmitBody = z.infer<typeof submitBodySchema>;
 
 const entrySchema = z.object({ key: z.string().min(1).max(256), value: z.string().max(1024) }).strict();
+const descriptorSchema = z.union([entrySchema, z.object({ entries: z.array(entrySchema).min(1).max(16) }).strict()]);
 
 /**
  * POST /v1/decisions (Envoy-style). Each element of `descriptors` is one descriptor: either a
@@ -24,8 +25,18 @@ const entrySchema = z.object({ key: z.string().min(1).max(256), value: z.string(
 export const decisionBodySchema = z
   .object({
     domain: z.string().min(1).max(128),
-    descriptors: z.array(z.union([entrySchema, z.object({ entries: z.array(entrySchema).min(1).max(16) }).strict()])).min(1).max(32),
+    descriptors: z.array(descriptorSchema).min(1).max(32),
     cost: z.number().int().positive().optional(),
   })
   .strict();
 export type DecisionBody = z.infer<typeof decisionBodySchema>;
+
+/** POST /v1/decisions/release — give back the lease a concurrency rule's status carried. */
+export const releaseBodySchema = z
+  .object({
+    domain: z.string().min(1).max(128),
+    descriptor: descriptorSchema,
+    lease_id: z.string().min(1).max(128),
+  })
+  .strict();
+export type ReleaseBody = z.infer<typeof releaseBodySchema>;

@@ -7,7 +7,7 @@ import type { DecisionOutcome } from '../limiters/limiter.js';
 import type { SubmitOutcome } from '../throttle/observer.js';
 
 /** Outcomes of a decision as the HTTP layer reports them (a queued submit is 'deferred'). */
-export type RuleOutcome = 'allowed' | 'deferred' | 'refused' | 'shadow-refused' | 'fail-open' | 'fail-closed';
+export type RuleOutcome = 'allowed' | 'deferred' | 'duplicate' | 'refused' | 'shadow-refused' | 'fail-open' | 'fail-closed';
 
 /** Everything sluice measures, on one registry. Also a SluiceObserver: pass it as createSluice's `observer`. */
 export class Metrics {
@@ -104,7 +104,7 @@ export class Metrics {
 
   onSubmit(event: { queue: string; outcome: SubmitOutcome }): void {
     if (event.outcome === 'queue_full' || event.outcome === 'wait_too_long') this.recordRule(`queue:${event.queue}`, 'refused');
-    else this.recordRule(`queue:${event.queue}`, 'deferred');
+    else this.recordRule(`queue:${event.queue}`, event.outcome === 'duplicate' ? 'duplicate' : 'deferred');
   }
 
   onLaneDepth(event: { queue: string; depth: number }): void {

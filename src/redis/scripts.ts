@@ -1,6 +1,7 @@
-// The script registry: every file in lua/ read once, registered on a client with ioredis defineCommand
-// under a versioned name, run by EVALSHA (ioredis falls back to EVAL on NOSCRIPT, so a Redis restart or
-// SCRIPT FLUSH costs one extra round trip, never a failed decision).
+// The script registry: every file in lua/ read once, run by EVALSHA of its content hash; a NOSCRIPT reply
+// (Redis restarted, SCRIPT FLUSH) is answered by sending the same call once as EVAL, which loads it:
+// one extra round trip, never a failed decision. Not ioredis defineCommand: every defined command
+// costs every ioredis (auto-)pipeline a copy of itself (docs/decisions/registry-without-definecommand.md).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -33,8 +34,9 @@ export type ScriptArg = string | number;
 
 interface LoadedScript {
   name: string;
-  command: string;
   lua: string;
+  /** SHA-1 of `lua`: what EVALSHA names, so two sluice versions sharing one Redis never run each other's code. */
+  sha: string;
 }
 
 let loaded: Map<string, LoadedScript> | undefined;
@@ -105,9 +107,7 @@ export function loadScripts(): Map<string, LoadedScript> {
   const files = new Set(readdirSync(dir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)));
   const map = new Map<string, LoadedScript>();
   const add = (name: string, lua: string) => {
-    const version = createHash('sha1').update(lua).digest('hex').slice(0, 10);
-    // The content hash in the name means two sluice versions sharing one Redis never run each other's code.
-    map.set(name, { name, lua, command: `sluice_${name.replace(/[-:]/g, '_')}_${version}` });
+    map.set(name, { name, lua, sha: createHash('sha1').update(lua).digest('hex') });
   };
   for (const name of files) {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
@@ -126,36 +126,39 @@ export interface BatchableCall {
   onError(error: unknown): void;
 }
 
-type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
+/** Only NOSCRIPT is ever matched by error text (style.md). */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
 
 /** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
 export class ScriptRegistry {
-  /** Script name -> the ioredis command function defineCommand made (looked up once, not per call). */
-  private readonly commands = new Map<string, ScriptCommand>();
+  private readonly scripts = new Map<string, LoadedScript>();
   /** Calls waiting for the end of the tick, per batched script. */
   private readonly queues = new Map<string, BatchableCall[]>();
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
-    const scripts = loadScripts();
-    const define = (name: string) => {
-      const s = scripts.get(name);
+    const loaded = loadScripts();
+    const use = (name: string) => {
+      const s = loaded.get(name);
       if (!s) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua is missing`);
-      // defineCommand without numberOfKeys: the key count is passed on every call.
-      if (!(s.command in client)) client.defineCommand(s.command, { lua: s.lua });
-      this.commands.set(name, (client as unknown as Record<string, ScriptCommand>)[s.command]!);
+      this.scripts.set(name, s);
     };
     for (const name of names) {
-      define(name);
+      use(name);
       // On a cluster the keys of one batch would span slots: there every decision is its own call.
-      if (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster)) define(batchName(name));
+      if (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster)) use(batchName(name));
     }
   }
 
-  /** EVALSHA `name` with `keys` and `args`; the reply is whatever the script returns. */
+  /** EVALSHA `name` with `keys` and `args` (EVAL once on NOSCRIPT); the reply is whatever the script returns. */
   run(name: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-    const command = this.commands.get(name);
-    if (!command) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
-    return command.call(this.client, keys.length, ...keys, ...args);
+    const s = this.scripts.get(name);
+    if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
+    return this.client.evalsha(s.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      return this.client.eval(s.lua, keys.length, ...keys, ...args);
+    });
   }
 
   /**
@@ -164,7 +167,7 @@ export class ScriptRegistry {
    * The client must be ready (the caller checks, so nothing ever waits in an offline queue).
    */
   submit(name: string, call: BatchableCall): void {
-    if (!this.commands.has(batchName(name))) {
+    if (!this.scripts.has(batchName(name))) {
       this.send(name, [call]);
       return;
     }
@@ -185,31 +188,29 @@ export class ScriptRegistry {
   }
 
   private send(name: string, calls: readonly BatchableCall[]): void {
-    try {
-      if (calls.length === 1) {
-        const call = calls[0]!;
-        this.run(name, [call.key], call.args).then(
-          (reply) => call.onReply(reply),
-          (error: unknown) => call.onError(error),
-        );
-        return;
-      }
-      const keys: string[] = [];
-      const args: ScriptArg[] = [calls[0]!.args.length];
-      for (const call of calls) {
-        keys.push(call.key);
-        for (const a of call.args) args.push(a);
-      }
-      this.run(batchName(name), keys, args).then(
-        (replies) => {
-          for (let i = 0; i < calls.length; i++) calls[i]!.onReply((replies as unknown[])[i]);
-        },
-        (error: unknown) => {
-          for (const call of calls) call.onError(error);
-        },
-      );
-    } catch (error) {
+    const single = calls.length === 1;
+    const s = this.scripts.get(single ? name : batchName(name))!;
+    const keys: string[] = [];
+    const args: ScriptArg[] = single ? [...calls[0]!.args] : [calls[0]!.args.length];
+    for (const call of calls) {
+      keys.push(call.key);
+      if (!single) for (const a of call.args) args.push(a);
+    }
+    const deliver = (reply: unknown) => {
+      if (single) calls[0]!.onReply(reply);
+      else for (let i = 0; i < calls.length; i++) calls[i]!.onReply((reply as unknown[])[i]);
+    };
+    const fail = (error: unknown) => {
       for (const call of calls) call.onError(error);
+    };
+    try {
+      this.client.evalsha(s.sha, keys.length, ...keys, ...args).then(deliver, (error: unknown) => {
+        // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe.
+        if (isNoScript(error)) this.client.eval(s.lua, keys.length, ...keys, ...args).then(deliver, fail);
+        else fail(error);
+      });
+    } catch (error) {
+      fail(error);
     }
   }
 }

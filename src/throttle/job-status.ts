@@ -50,7 +50,8 @@ export function jobStatusOf(job: Job<JobData>, bullState: string): JobStatus {
     submittedAtMs: job.timestamp,
   };
   if (job.data?.s !== undefined) status.startsAtMs = job.data.s;
-  if (job.processedOn) status.startedAtMs = job.processedOn;
+  // processedOn is set when a worker took the job, also when the rate gate then sent it back to wait.
+  if (job.processedOn && status.state !== 'queued') status.startedAtMs = job.processedOn;
   if (job.finishedOn) status.finishedAtMs = job.finishedOn;
   if (status.state === 'completed') status.result = job.returnvalue;
   if (job.failedReason) status.failedReason = job.failedReason;

@@ -124,6 +124,10 @@ export class Throttle {
 
   /** A job's state, attempts, result or failure, and predicted start; null when unknown (or expired). */
   async job(jobId: string): Promise<JobStatus | null> {
+    return this.withinDeadline('job', () => this.readJob(jobId));
+  }
+
+  private async readJob(jobId: string): Promise<JobStatus | null> {
     await this.prepare();
     let job = await this.queue!.getJob(jobId);
     if (!job) return null;

@@ -217,8 +217,9 @@ http:
     const next = await pollUntil(
       async () => {
         const p = request(app).post('/v1/export').then((r) => r);
-        setTimeout(() => release?.(), 10);
-        return p;
+        // Keep releasing until the request is answered: on a loaded machine it may reach the handler late.
+        const timer = setInterval(() => release?.(), 10);
+        return p.finally(() => clearInterval(timer));
       },
       (r) => r.status === 200,
       3000,

@@ -6,8 +6,8 @@ import type { AppDeps } from '../deps.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
-import { decisionBodySchema } from '../schemas.js';
-import type { DescriptorEntry, Rule } from '../../policy/index.js';
+import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
+import { descriptorIdentity, type DescriptorEntry, type Rule } from '../../policy/index.js';
 
 export function decisionsRoute(deps: AppDeps): Router {
   const router = Router();
@@ -48,13 +48,26 @@ export function decisionsRoute(deps: AppDeps): Router {
       };
       if (over) {
         deps.logger.info(
-          { event: 'refused', rule: r.rule.name, identity: identityHash(r.identity), rulesVersion: rules.version, reason: d.failure ?? 'limit_exceeded' },
+          { event: 'refused', rule: r.rule.name, identity: identityHash(r.identity, (v) => deps.sluice.keys.hash(v)), rulesVersion: rules.version, reason: d.failure ?? 'limit_exceeded' },
           'decision refused',
         );
       }
     });
     const retryAfterMs = Math.max(0, ...results.filter((r) => r.decision && !r.decision.allowed && !r.rule.shadowMode).map((r) => r.decision!.retryAfterMs));
     res.json({ allowed, ...(allowed ? {} : { retry_after: Math.max(1, Math.ceil(retryAfterMs / 1000)) }), statuses });
+  });
+  router.post('/v1/decisions/release', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
+    const body = parseBody(releaseBodySchema, req);
+    const rules = deps.rules.current();
+    if (!rules.domains.includes(body.domain)) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no domain '${body.domain}'`);
+    const entries = 'entries' in body.descriptor ? body.descriptor.entries : [body.descriptor];
+    const rule = rules.matchDescriptor(body.domain, entries);
+    const limiter = rule ? limiters.of(rule, rules.version) : undefined;
+    if (!rule || !limiter || limiter.policy.algorithm !== 'concurrency') {
+      throw new SluiceError('SLUICE_ERR_NOT_FOUND', `the descriptor matches no concurrency rule in domain '${body.domain}'`);
+    }
+    const released = await limiter.release(descriptorIdentity(entries), body.lease_id, { sensitive: true });
+    res.json({ released, rule: rule.name });
   });
   return router;
 }

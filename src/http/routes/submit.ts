@@ -42,7 +42,7 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
       if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
       const retryAfter = Number(res.getHeader('Retry-After'));
       deps.logger.info(
-        { event: 'refused', queue: queue.name, identity: identityHash(key), rulesVersion: rules.version, reason: result.reason },
+        { event: 'refused', queue: queue.name, identity: identityHash(key, (v) => deps.sluice.keys.hash(v)), rulesVersion: rules.version, reason: result.reason },
         'submit refused',
       );
       res.status(429).json({
