@@ -1,6 +1,6 @@
 // Throttle admissions per second from ONE Node process (submit = admission script + BullMQ add), next
 // to BullMQ's bare queue.add on the same private redis-server in the same run, with the ratio.
-//   npx tsx bench/throttle-admit.ts [--duration 3] [--inflight 1,64] [--reps 2] [--keys 100000] [--max-ops 60000]
+//   npx tsx bench/throttle-admit.ts [--duration 3] [--inflight 1,64] [--reps 3] [--keys 100000] [--max-ops 60000]
 // Cases, interleaved rep by rep so that the ratios come from the same minutes:
 //   sluice-hot   one key, capacity 10,000,000 (never full), 1,000/s: jobs are delayed BullMQ jobs
 //   sluice-many  `--keys` distinct keys picked at random, 10/s each, capacity 100
@@ -18,7 +18,7 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '3' },
     inflight: { type: 'string', default: '1,64' },
-    reps: { type: 'string', default: '2' },
+    reps: { type: 'string', default: '3' },
     keys: { type: 'string', default: '100000' },
     'max-ops': { type: 'string', default: '60000' },
   },
@@ -129,16 +129,20 @@ const median = (xs: number[]) => {
 const summary = inflights.flatMap((inflight) => {
   const of = (c: CaseName) => rows.filter((r) => r.case === c && r.inflight === inflight);
   const perSec = (c: CaseName) => median(of(c).map((r) => r.opsPerSec));
-  const bare = perSec('bullmq-add');
+  // The ratio is taken inside each rep (the same minute of a noisy machine), then the median over reps.
+  const ratios = (c: CaseName) => of(c).map((r) => r.opsPerSec / of('bullmq-add').find((b) => b.rep === r.rep)!.opsPerSec);
+  const r2 = (x: number) => Math.round(x * 100) / 100;
   return CASES.map((c) => ({
     case: c,
     inflight,
     admitsPerSec: Math.round(perSec(c)),
+    admitsPerSecMinMax: [Math.min(...of(c).map((r) => r.opsPerSec)), Math.max(...of(c).map((r) => r.opsPerSec))],
     p50Ms: median(of(c).map((r) => r.p50Ms)),
     p99Ms: median(of(c).map((r) => r.p99Ms)),
     redisUsPerOp: median(of(c).map((r) => r.redisUsPerOp)),
     nodeUsPerOp: median(of(c).map((r) => r.nodeUsPerOp)),
-    vsBullmqAdd: Math.round((perSec(c) / bare) * 100) / 100,
+    vsBullmqAdd: r2(median(ratios(c))),
+    vsBullmqAddMinMax: [r2(Math.min(...ratios(c))), r2(Math.max(...ratios(c)))],
     errors: of(c).reduce((n, r) => n + r.errors, 0),
   }));
 });

@@ -1,7 +1,7 @@
 // Scale: distinct keys submitted once each (default 1,000,000) while worker processes drain them,
 // on a private redis-server. Reports Redis connections (CLIENT LIST) at the start, in the middle and
 // at the end, Redis used_memory at its peak and once the lanes expired, and the keys left.
-//   npx tsx bench/throttle-scale.ts [--keys 1000000] [--inflight 128] [--worker-procs 2] [--max-seconds 600]
+//   npx tsx bench/throttle-scale.ts [--keys 1000000] [--inflight 256] [--worker-procs 2] [--max-seconds 600]
 // Throttle: 10/s per key, capacity 5, keepCompleted { count: 0 } (finished jobs leave nothing behind).
 // Bounded: submitting stops after --max-seconds, draining and expiry get 120 s each.
 // Prints one JSON document on stdout; progress goes to stderr.
@@ -15,7 +15,7 @@ import { startRedis } from '../test/helpers/redis-server.js';
 const { values: flags } = parseArgs({
   options: {
     keys: { type: 'string', default: '1000000' },
-    inflight: { type: 'string', default: '128' },
+    inflight: { type: 'string', default: '256' },
     'worker-procs': { type: 'string', default: '2' },
     'max-seconds': { type: 'string', default: '600' },
   },

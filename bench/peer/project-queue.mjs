@@ -11,6 +11,7 @@
 //   capacity 10,000,000 (the schema's maximum): the harness's backlogs are never refused
 //   concurrency            -> worker concurrency (handlers at once); holdCapacity (jobs held for their
 //                             slot) stays at its default of 100
+//   extra (--adapter-opts, outflow scenario) -> { config: {...throttle config}, worker: {...worker options} }
 // Producers and consumers may be different processes: a job lives in Redis (BullMQ) until a worker
 // anywhere starts it at its slot.
 import { once } from 'node:events';

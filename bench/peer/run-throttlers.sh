@@ -3,7 +3,7 @@
 # back in one sitting, with run-all.sh's parameters, on a PRIVATE redis-server on $PORT that this script
 # starts and stops (by its pid). Run it from a writable peer-bench copy with project-queue.mjs registered
 # as `project` (see bench/peer/README.md, "Throttler"):
-#   cd /tmp/peer-bench-q && PORT=6391 bash /work/main/bench/peer/run-throttlers.sh   # ~8 min
+#   cd /tmp/peer-bench-q && PORT=6391 bash /work/main/bench/peer/run-throttlers.sh   # ~5 min
 # Writes results/<date>-throttlers.json (node lib/report.mjs <file> renders it).
 set -uo pipefail
 PORT=${PORT:-6391}
