@@ -14,8 +14,8 @@
 -- ARGV[8]  pacing margin in parts per million: slots are spaced this much wider than the rate, so that
 --          timing jitter between worker processes can never put rate + 1 starts inside one second
 -- ARGV[9]  lane id
--- ARGV[10] lateness tolerance in µs: a start this late (or later) shifts the lane's later slots instead
---          of crowding them
+-- ARGV[10] lateness tolerance in µs: a reserved slot missed by more than this shifts the lane's later
+--          reservations instead of crowding them
 -- ARGV[11] '' or the real µs of a start this job was given a moment ago and missed (its worker fell
 --          behind): treated as its reserved slot
 -- returns {1, start µs, now µs}  go: start the job at `start` (now, or within the lead)
@@ -51,25 +51,35 @@ local claim = tonumber(state[7] or -1)
 if claim >= 0 then redis.call('HDEL', KEYS[1], claim_field) end
 local queued = redis.call('ZSCORE', KEYS[2], member) ~= false
 local interval = effective_interval(lane_interval, global_interval, redis.call('ZCARD', KEYS[3]))
+-- Starts are spaced by the fair-share interval, worked out now (it follows the busy lanes as they come
+-- and go); reservations are laid out at the lane's own rate and moved when starts fall behind them.
 local step = span(cost, interval, margin)
+local lane_step = span(cost, lane_interval, margin)
 local early = burst * interval
 
--- 1. The job's slot: the one it holds, or the lane's next free one.
+-- 1. The job's slot: a start it was given and missed (its worker fell behind), the slot it reserved,
+--    or the lane's next free one.
+local held = ARGV[11] ~= '' and tonumber(ARGV[11]) or nil
 local at
-local own = ARGV[11] ~= '' and tonumber(ARGV[11]) or nil
-if not own then
+if held then
+  at = held
+  -- Its missed start was the latest handed out: take it back, so the job need not wait a whole
+  -- interval after a start that never happened.
+  if committed <= held + step then committed = held end
+else
   local v = redis.call('ZSCORE', KEYS[5], member)
   if v then
-    own = tonumber(v) + offset
+    at = tonumber(v) + offset
     redis.call('ZREM', KEYS[5], member)
     if queued then reserved_units = reserved_units - cost end
   end
 end
-local fresh = own == nil
-at = own or math.max(now, virtual_next + offset - early)
+local fresh = at == nil
+at = at or math.max(now, virtual_next + offset - early)
 
--- 2. The earliest start that crowds nothing: not before now, the slot, the starts already handed out,
---    a pause, or (with a global cap) the global meter — unless the job already holds a global slot.
+-- 2. The earliest start that crowds nothing: not before now, the slot, the next start the lane allows
+--    after those handed out, a pause, or (with a global cap) the global meter — unless the job already
+--    holds a global slot.
 local start = math.max(now, at, committed - early, paused)
 local global_step = span(cost, global_interval, margin)
 local global_slot = 0
@@ -83,11 +93,12 @@ if global_interval > 0 then
   end
 end
 
--- 3. Moving the slot. A fresh slot just moves (nothing is reserved after it). A held slot that moves by
---    more than the tolerance drags every later reservation along (the offset), so none is crowded.
+-- 3. Moving the slot. A fresh slot just moves (nothing is reserved after it). A reserved slot that
+--    moves by more than the tolerance drags every later reservation along (one write: the offset), so
+--    the jobs holding them come back when they can start. A missed start moves nothing else.
 if fresh then
-  virtual_next = math.max(virtual_next, start - offset) + step
-elseif start - at > tolerance then
+  virtual_next = math.max(virtual_next, start - offset) + lane_step
+elseif not held and start - at > tolerance then
   offset = offset + (start - at)
 end
 
@@ -114,12 +125,12 @@ if start - now > lead then
   return {0, start - lead, now}
 end
 
--- 5. Go. The next start of this lane may not come before this one plus the lane's own spacing.
+-- 5. Go. The next start of this lane may not come before this one plus its (fair-share) spacing.
 if global_interval > 0 and not holds_global then
   redis.call('HSET', KEYS[4], 's', math.max(global_slot, start) + global_step)
   redis.call('PEXPIRE', KEYS[4], ttl((math.max(global_slot, start) + global_step - now) / 1000))
 end
-committed = math.max(committed, start + span(cost, lane_interval, margin))
+committed = math.max(committed, start + step)
 if queued then
   redis.call('ZREM', KEYS[2], member)
   depth = depth - cost

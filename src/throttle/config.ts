@@ -82,7 +82,7 @@ export interface ThrottleTiming {
   fetchAheadUs: number;
   marginPpm: number;
   maxWaitUs: number;
-  /** A reserved slot missed by more than this is given up: what the margin absorbs over one second. */
+  /** A start missed by more than this is handed back (and a reserved slot shifts the lane's later ones). */
   lateToleranceUs: number;
 }
 
@@ -97,6 +97,7 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     fetchAheadUs: config.fetchAheadMs * 1000,
     marginPpm: Math.round(config.pacingMargin * 1e6),
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
-    lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6)),
+    // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.
+    lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) / 2),
   };
 }

@@ -27,10 +27,11 @@ export async function passGate(
 ): Promise<GateOutcome> {
   let held: number | undefined;
   for (;;) {
-    const sent = performance.now();
     const gate = await lanes.start(laneId, jobId, cost, held);
-    // Redis µs -> this process's ms: Redis read its clock about halfway through the round trip.
-    const anchor = (sent + performance.now()) / 2;
+    // Redis µs -> this process's ms, anchored when the reply is read: Redis read its clock before that
+    // (how long before is unknown when this event loop was busy), so a job may start a little late,
+    // never early.
+    const anchor = performance.now();
     held = undefined;
     const local = (us: number) => anchor + (us - gate.nowUs) / 1000;
     if (!gate.go) {
