@@ -3,6 +3,7 @@
 // its queue. Shared by workers and by in-process schedule().
 import type { ThrottleTiming } from './config.js';
 import type { LaneScripts } from './lane-scripts.js';
+import { redisClock, wallMs } from './redis-clock.js';
 import { sleep } from './sleep.js';
 
 /** What passGate resolves with: the start instant reached, or a wait too long to spend holding the job here. */
@@ -27,13 +28,13 @@ export async function passGate(
 ): Promise<GateOutcome> {
   let held: number | undefined;
   for (;;) {
+    const sent = wallMs();
     const gate = await lanes.start(laneId, jobId, cost, held);
-    // Redis µs -> this process's ms, anchored when the reply is read: Redis read its clock before that
-    // (how long before is unknown when this event loop was busy), so a job may start a little late,
-    // never early.
-    const anchor = performance.now();
+    redisClock.sample(sent, gate.nowUs, wallMs());
     held = undefined;
-    const local = (us: number) => anchor + (us - gate.nowUs) / 1000;
+    // Redis µs -> this process's performance.now() ms, through the clock offset learnt from short
+    // round trips: a reply read late (busy event loop) makes the job late, and that lateness is seen.
+    const local = (us: number) => redisClock.toLocal(us) - performance.timeOrigin;
     if (!gate.go) {
       const waitMs = local(gate.wakeUs) - performance.now();
       const outcome = await holdFor(waitMs);
