@@ -1,6 +1,9 @@
 -- token-bucket.lua: token bucket, one atomic decision.
--- KEYS[1]  state: string "<level>:<last refill>", level = tokens x interval (µs of refill, an integer,
---          so no rounding ever creeps in), last refill in µs; absent = a full bucket
+-- KEYS[1]  state: integer, the µs at which the bucket is full again (absent or past = a full bucket).
+--          The level follows from it: tokens x interval = capacity x interval - (full_at - now), an exact
+--          integer in µs of refill, so one integer is all the state (the classic {tokens, last refill}
+--          pair in src/limiters/token-bucket.model.ts decides identically; the property tests hold them
+--          together).
 -- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  capacity (integer, tokens)
 -- ARGV[3]  interval: µs it takes to refill one token (integer, 1e6 / refill per second)
@@ -16,20 +19,16 @@ local cost = tonumber(ARGV[4])
 local record = ARGV[5] == '1'
 
 local full = capacity * interval
-local level = full
-local state = redis.call('GET', KEYS[1])
-if state then
-  local l, t = string.match(state, '^(%d+):(%d+)$')
-  -- A clock that steps back refills nothing; it never drains the bucket.
-  level = math.min(full, tonumber(l) + math.max(0, now - tonumber(t)))
-end
+local full_at = math.max(now, tonumber(redis.call('GET', KEYS[1]) or now))
+local level = full - (full_at - now)
 
 local need = cost * interval
 if level < need then
-  return {0, math.floor(level / interval), need - level, now + full - level}
+  return {0, math.max(0, math.floor(level / interval)), need - level, full_at}
 end
 if record then
+  full_at = full_at + need
   level = level - need
-  redis.call('SET', KEYS[1], int(level) .. ':' .. int(now), 'PX', ttl((full - level) / 1000))
+  redis.call('SET', KEYS[1], int(full_at), 'PX', ttl((full_at - now) / 1000))
 end
-return {1, math.floor(level / interval), 0, now + full - level}
+return {1, math.floor(level / interval), 0, full_at}
