@@ -93,6 +93,8 @@ export class ThrottleWorker {
       lockDuration: o.lockDurationMs ?? 30_000,
       stalledInterval: o.stalledIntervalMs ?? 30_000,
       maxStalledCount: o.maxStalledCount ?? 3,
+      removeOnComplete: keepOf(throttle.config.keepCompleted),
+      removeOnFail: keepOf(throttle.config.keepFailed),
     });
     this.worker.on('error', () => undefined); // reconnects are BullMQ's job; calls surface real failures
     const observer = this.ctx.observer;
@@ -164,4 +166,10 @@ export async function publishedConfig(ctx: ThrottleContext, configKey: string, n
     throw new SluiceError('SLUICE_ERR_UNKNOWN_THROTTLE', `throttle '${name}' has no published configuration: call sluice.throttle('${name}', config) somewhere first, or pass it to the worker`);
   }
   return JSON.parse(json) as unknown;
+}
+
+/** The throttle's retention in BullMQ's terms. */
+function keepOf(keep: { ageSeconds?: number | undefined; count?: number | undefined }): { age: number; count?: number } | { count: number } {
+  if (keep.ageSeconds !== undefined) return keep.count !== undefined ? { age: keep.ageSeconds, count: keep.count } : { age: keep.ageSeconds };
+  return { count: keep.count ?? 0 };
 }
