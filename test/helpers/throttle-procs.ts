@@ -1,5 +1,6 @@
 // Starting and driving throttle child processes (see throttle-proc.ts) from a test.
 import type { ThrottleConfigInput } from '../../src/index.js';
+import { maxInWindow as maxInSortedWindow } from '../../bench/lib/throttle-stats.js';
 import type { Backend } from './fixtures.js';
 import { startTsProcess, type ChildHandle } from './processes.js';
 
@@ -58,16 +59,9 @@ export type SubmitReply =
   | { admitted: true; jobId: string; startsAtMs: number; position: number; duplicate?: boolean }
   | { admitted: false; reason: string; retryAfterMs: number; capacity: number };
 
-/** The largest number of events inside any half-open window [t, t + windowMs). */
+/** The largest number of events inside any half-open window [t, t + windowMs), in any order. */
 export function maxInWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  let lo = 0;
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi]! - sorted[lo]! >= windowMs) lo++;
-    best = Math.max(best, hi - lo + 1);
-  }
-  return best;
+  return maxInSortedWindow([...times].sort((a, b) => a - b), windowMs);
 }
 
 /** Jain's fairness index of a list of throughputs: 1 = perfectly even, 1/n = one takes all. */
