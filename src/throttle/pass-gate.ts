@@ -28,12 +28,11 @@ export async function passGate(
 ): Promise<GateOutcome> {
   let held: number | undefined;
   for (;;) {
-    const sent = wallMs();
     const gate = await lanes.start(laneId, jobId, cost, held);
-    redisClock.sample(sent, gate.nowUs, wallMs());
+    redisClock.sample(gate.nowUs, wallMs());
     held = undefined;
-    // Redis µs -> this process's performance.now() ms, through the clock offset learnt from short
-    // round trips: a reply read late (busy event loop) makes the job late, and that lateness is seen.
+    // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
+    // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
     const local = (us: number) => redisClock.toLocal(us) - performance.timeOrigin;
     if (!gate.go) {
       const waitMs = local(gate.wakeUs) - performance.now();

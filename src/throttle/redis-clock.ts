@@ -1,34 +1,36 @@
 // This process's view of Redis's clock: the offset between Redis TIME and the local wall clock,
-// estimated from gate round trips the way NTP does — only from samples whose round trip was short, so
-// a reply that waited in a busy event loop cannot shift the estimate (and a start can be judged late
-// by what really happened, not by when its reply happened to be read).
+// learnt from gate round trips. Each reply bounds the offset from below — Redis read its clock
+// before the reply was read here, so offset >= redis time - receive time — and the largest bound seen
+// recently is used. That estimate is never ahead of the truth: a job may start a fraction of a
+// millisecond late, never early, and a reply that waited in a busy event loop cannot move it.
 
 /** Local wall-clock ms with sub-ms resolution. */
 export const wallMs = (): number => performance.timeOrigin + performance.now();
 
 export class RedisClock {
-  /** Redis ms minus local wall ms. */
-  private offsetMs = 0;
-  private bestRttMs = Number.POSITIVE_INFINITY;
-  private bestAt = 0;
-  private samples = 0;
+  /** Largest bound of the current and the previous period (clocks drift: old bounds age out). */
+  private current = Number.NEGATIVE_INFINITY;
+  private previous = Number.NEGATIVE_INFINITY;
+  private periodStart = 0;
 
-  /** How long a best sample is trusted before any newer one may replace it (clocks drift). */
-  constructor(private readonly refreshMs = 10_000) {}
+  constructor(private readonly periodMs = 10_000) {}
 
-  /** One round trip: sent and received in local wall ms, and the Redis time (µs) read in between. */
-  sample(sentMs: number, redisUs: number, receivedMs: number): void {
-    const rtt = receivedMs - sentMs;
-    const stale = receivedMs - this.bestAt > this.refreshMs;
-    if (rtt <= this.bestRttMs || stale || this.samples === 0) {
-      this.offsetMs = redisUs / 1000 - (sentMs + receivedMs) / 2;
-      this.bestRttMs = rtt;
-      this.bestAt = receivedMs;
+  /** One reply: the Redis time (µs) it carried and when it was read here (local wall ms). */
+  sample(redisUs: number, receivedMs: number): void {
+    if (receivedMs - this.periodStart > this.periodMs) {
+      this.previous = this.current;
+      this.current = Number.NEGATIVE_INFINITY;
+      this.periodStart = receivedMs;
     }
-    this.samples++;
+    this.current = Math.max(this.current, redisUs / 1000 - receivedMs);
   }
 
-  /** The local wall-clock ms of a Redis instant (µs). */
+  /** Redis ms minus local wall ms (a lower bound, as tight as the best recent reply). */
+  get offsetMs(): number {
+    return Math.max(this.current, this.previous);
+  }
+
+  /** The local wall-clock ms of a Redis instant (µs): never earlier than the real one. */
   toLocal(redisUs: number): number {
     return redisUs / 1000 - this.offsetMs;
   }
