@@ -40,7 +40,7 @@ local lane_id = ARGV[9]
 local tolerance = tonumber(ARGV[10])
 local claim_field = 'g:' .. member
 
-local state = redis.call('HMGET', KEYS[1], 's', 'o', 'c', 'p', 'd', 'u', claim_field)
+local state = redis.call('HMGET', KEYS[1], 's', 'o', 'c', 'p', 'd', 'u', claim_field, 'f')
 local virtual_next = tonumber(state[1] or 0)
 local offset = tonumber(state[2] or 0)
 local committed = tonumber(state[3] or 0)
@@ -48,13 +48,16 @@ local paused = tonumber(state[4] or 0)
 local depth = tonumber(state[5] or 0)
 local reserved_units = tonumber(state[6] or 0)
 local claim = tonumber(state[7] or -1)
+local fair = tonumber(state[8] or 0)
 if claim >= 0 then redis.call('HDEL', KEYS[1], claim_field) end
 local queued = redis.call('ZSCORE', KEYS[2], member) ~= false
-local interval = effective_interval(lane_interval, global_interval, redis.call('ZCARD', KEYS[3]))
--- Starts are spaced by the fair-share interval, worked out now (it follows the busy lanes as they come
--- and go); reservations are laid out at the lane's own rate and moved when starts fall behind them.
-local step = span(cost, interval, margin)
-local lane_step = span(cost, lane_interval, margin)
+-- The lane's own spacing, and its fair share of the global cap: while the cap is contended each busy
+-- lane may start once per (busy lanes x global interval), worked out at each start (it follows the
+-- busy lanes as they come and go). When the cap has room, a lane runs at its own rate.
+local interval = lane_interval
+local fair_step = span(cost, effective_interval(lane_interval, global_interval, redis.call('ZCARD', KEYS[3])), margin)
+local step = span(cost, lane_interval, margin)
+local lane_step = step
 local early = burst * interval
 
 -- 1. The job's slot: a start it was given and missed (its worker fell behind), the slot it reserved,
@@ -89,6 +92,8 @@ if global_interval > 0 then
     start = math.max(start, claim)
   else
     global_slot = tonumber(redis.call('HGET', KEYS[4], 's') or 0)
+    -- Contended (the global meter is booked past now): a lane over its fair share waits its turn.
+    if global_slot > now then start = math.max(start, fair - early) end
     start = math.max(start, global_slot)
   end
 end
@@ -131,10 +136,11 @@ if global_interval > 0 and not holds_global then
   redis.call('PEXPIRE', KEYS[4], ttl((math.max(global_slot, start) + global_step - now) / 1000))
 end
 committed = math.max(committed, start + step)
+if global_interval > 0 then fair = math.max(fair, start) + fair_step end
 if queued then
   redis.call('ZREM', KEYS[2], member)
   depth = depth - cost
 end
-redis.call('HSET', KEYS[1], 's', virtual_next, 'o', offset, 'c', committed, 'd', depth, 'u', reserved_units)
+redis.call('HSET', KEYS[1], 's', virtual_next, 'o', offset, 'c', committed, 'f', fair, 'd', depth, 'u', reserved_units)
 settle_lane(KEYS[1], KEYS[3], lane_id, depth, now, math.max(virtual_next + offset, committed))
 return {1, start, now}

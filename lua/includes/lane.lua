@@ -3,6 +3,7 @@
 --   s  next free start slot, as a *virtual* time in µs (real = s + o)
 --   o  offset in µs added to every virtual slot; raising it shifts all reserved slots at once
 --   c  the earliest real µs the next start may happen after the starts already handed out
+--   f  the lane's fair-share TAT (real µs): while the global cap is contended it may not start before it
 --   p  real µs until which the lane is paused (an upstream said "later")
 --   d  queued cost units (admitted, not yet started), u  of which hold a reserved slot
 --   g:<member>  the real µs of a global slot claimed by a job that was sent back
