@@ -43,12 +43,12 @@ export function decisionMiddleware(deps: MiddlewareDeps, options: MiddlewareOpti
       ? policyMode(deps, options.policy, options.identify ?? ((req) => req.ip), options.sensitiveKey === true)
       : undefined;
   if (!decide) throw new TypeError('middleware: give `rules` or `policy`');
-  const selection = options.headers ?? {};
 
   return (req: Request, res: Response, next: NextFunction) => {
     const cost = options.cost?.(req) ?? 1;
     decide(req, cost).then(
-      ({ allowed, results, version }) => {
+      ({ allowed, results, version, headers }) => {
+        const selection = options.headers ?? headers;
         for (const r of results) options.metrics?.recordRule(r.rule.name, r.outcome);
         const enforced = results.filter((r) => r.decision && !r.rule.shadowMode);
         const inputs: HeaderInput[] = enforced.map((r) => ({ decision: r.decision!, policy: r.rule.policy!, name: r.rule.name, cost }));
@@ -71,7 +71,10 @@ export function decisionMiddleware(deps: MiddlewareDeps, options: MiddlewareOpti
   };
 }
 
-type Decide = (req: Request, cost: number) => Promise<{ allowed: boolean; results: RuleDecision[]; version: string }>;
+type Decide = (
+  req: Request,
+  cost: number,
+) => Promise<{ allowed: boolean; results: RuleDecision[]; version: string; headers: HeaderSelection }>;
 
 function rulesMode(deps: MiddlewareDeps, source: RulesSource): Decide {
   const limiters = new RuleLimiters((p) => deps.limiter(p));
@@ -79,7 +82,7 @@ function rulesMode(deps: MiddlewareDeps, source: RulesSource): Decide {
     const rules = source.current();
     const matches = rules.matchRequest(requestInfo(req), { hash: deps.hash });
     const { allowed, results } = await decideRules(matches, limiters, rules.version, cost);
-    return { allowed, results, version: rules.version };
+    return { allowed, results, version: rules.version, headers: rules.responseHeaders };
   };
 }
 
@@ -97,11 +100,11 @@ function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, identify:
   const limiters = new RuleLimiters(() => limiter);
   return async (req, cost) => {
     const key = identify(req);
-    if (key === undefined || key === '') return { allowed: true, results: [], version: 'policy' };
+    if (key === undefined || key === '') return { allowed: true, results: [], version: 'policy', headers: {} };
     // A secret key is hashed here, so the descriptor identity (and Redis) never holds it.
     const entries: DescriptorEntry[] = [{ key: 'id', value: sensitive ? deps.hash(key) : key }];
     const { allowed, results } = await decideRules([{ rule, entries }], limiters, 'policy', cost);
-    return { allowed, results, version: 'policy' };
+    return { allowed, results, version: 'policy', headers: {} };
   };
 }
 

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { parsePolicy, type Policy, type PolicyInput } from '../limiters/policy.js';
+import type { HeaderSelection } from '../http/headers.js';
 import { RouteGroups, type RouteGroupSpec } from '../http/route-groups.js';
 import type { DescriptorNodeSpec } from './descriptor-schema.js';
 import { TreeLevel, walkTree, type DescriptorEntry, type Rule, type TreeNode } from './descriptor.js';
@@ -39,6 +40,8 @@ export interface Rules {
   readonly http: HttpRules | undefined;
   /** Throttled queues, in file order. */
   readonly queues: readonly QueueRule[];
+  /** The `response_headers:` section: which rate-limit header sets to send (empty: the defaults). */
+  readonly responseHeaders: HeaderSelection;
   /** The queue called `name`. */
   queue(name: string): QueueRule | undefined;
   /**
@@ -119,6 +122,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     routeGroups,
     http: http?.rules,
     queues,
+    responseHeaders: headerSelectionOf(spec.response_headers),
     queue: (name: string) => queueByName.get(name),
     matchDescriptor,
     requestDescriptors,
@@ -133,6 +137,16 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     routeOf: (method: string, path: string) => routes.match(method, path),
     requestSource: (source: string, req: RequestInfo, options?: DescriptorOptions) => sources.source(source, req, options),
   });
+}
+
+function headerSelectionOf(spec: RulesFileSpec['response_headers']): HeaderSelection {
+  const out: HeaderSelection = {};
+  if (!spec) return out;
+  if (spec.retry_after !== undefined) out.retryAfter = spec.retry_after;
+  if (spec.ietf !== undefined) out.ietf = spec.ietf === 'none' ? false : spec.ietf;
+  if (spec.legacy !== undefined) out.legacy = spec.legacy;
+  if (spec.legacy_reset !== undefined) out.legacyReset = spec.legacy_reset;
+  return out;
 }
 
 function matchOf(value: string | undefined): TreeNode['match'] {

@@ -13,6 +13,16 @@ export const rulesFileSchema = z
     route_groups: routeGroupsSchema.optional(),
     http: httpSchema.optional(),
     queues: z.array(queueSchema).optional(),
+    /** Which rate-limit header sets responses carry (every one on by default, IETF draft-11). */
+    response_headers: z
+      .object({
+        retry_after: z.boolean().optional(),
+        ietf: z.enum(['draft-11', 'draft-07', 'none']).optional(),
+        legacy: z.boolean().optional(),
+        legacy_reset: z.enum(['epoch-seconds', 'delta-seconds']).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 /** A parsed rules file (before compilation). */
@@ -30,7 +40,7 @@ export function rulesErrorMap(issue: {
   if (issue.code === 'invalid_key') return `bad name '${String(issue.input)}': ${issue.issues?.[0]?.message ?? 'invalid'}`;
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required field is missing';
-  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http and/or queues';
+  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues and/or response_headers';
   const got = issue.input === null ? 'null' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
   return `expected ${issue.expected === 'object' ? 'a mapping' : issue.expected === 'array' ? 'a list' : issue.expected}, got ${got}`;
 }

@@ -38,7 +38,7 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
     });
     if (!result.admitted) {
       const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, retryAfterMs: result.retryAfterMs };
-      for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers)) res.setHeader(name, value);
+      for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers ?? rules.responseHeaders)) res.setHeader(name, value);
       if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
       const retryAfter = Number(res.getHeader('Retry-After'));
       deps.logger.info(
