@@ -6,50 +6,53 @@ import type { LaneScripts } from './lane-scripts.js';
 import { redisClock, wallMs } from './redis-clock.js';
 import { sleep } from './sleep.js';
 
-/** What passGate resolves with: the start instant reached, or a wait too long to spend holding the job here. */
-export type GateOutcome = { started: true; slotUs: number; lateMs: number } | { started: false; waitMs: number };
+/** What passGate resolves with: what the start ran, or a wait too long to spend holding the job here. */
+export type GateOutcome<R> = { started: true; slotUs: number; lateMs: number; result: R } | { started: false; waitMs: number };
 
 /**
- * Loops on the gate until the job may start, then resolves right at its slot. `holdFor(ms)` decides
- * whether a wait of `ms` is spent here (resolve undefined: keep holding) or ends the loop (the caller
- * re-queues the job): workers re-queue waits longer than the fetch-ahead time, schedule() never does.
- * `enter` is awaited just before the start (a worker's handler-concurrency slot); if taking it made the
- * job miss its slot by more than the lateness tolerance, the slot is handed back and the loop goes on.
+ * Loops on the gate until the job may start, then calls `start` at its slot. `holdFor(ms)` decides
+ * whether a wait of `ms` is spent here (true) or ends the loop (false: the caller re-queues the job):
+ * workers re-queue waits longer than the fetch-ahead time, schedule() never does. `enter` is awaited
+ * just before the start (a worker's handler-concurrency slot); if the job is then later than the
+ * lateness tolerance, the start is handed back and the loop goes on. The check and `start` run in one
+ * synchronous step, so nothing can make the job later between them.
  */
-export async function passGate(
+export async function passGate<R>(
   lanes: LaneScripts,
   laneId: string,
   jobId: string,
   cost: number,
   timing: ThrottleTiming,
-  holdFor: (ms: number) => Promise<GateOutcome | undefined>,
+  holdFor: (ms: number) => boolean,
+  start: (slotUs: number, lateMs: number) => R,
   enter: () => Promise<void> = () => Promise.resolve(),
   exit: () => void = () => undefined,
-): Promise<GateOutcome> {
+): Promise<GateOutcome<R>> {
   let held: number | undefined;
   for (;;) {
+    const sent = wallMs();
     const gate = await lanes.start(laneId, jobId, cost, held);
-    redisClock.sample(gate.nowUs, wallMs());
+    redisClock.sample(sent, gate.nowUs);
     held = undefined;
     // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
     // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
     const local = (us: number) => redisClock.toLocal(us) - performance.timeOrigin;
     if (!gate.go) {
       const waitMs = local(gate.wakeUs) - performance.now();
-      const outcome = await holdFor(waitMs);
-      if (outcome) return outcome;
+      if (!holdFor(waitMs)) return { started: false, waitMs };
       await sleep(waitMs);
       continue;
     }
     const startAt = local(gate.startUs);
     await sleep(startAt - performance.now());
     await enter();
-    if (performance.now() - startAt > timing.lateToleranceUs / 1000) {
-      // Starting now could crowd the lane's next start: give the slot back and take the next usable one.
+    const lateMs = performance.now() - startAt;
+    if (lateMs > timing.lateToleranceUs / 1000) {
+      // Starting now could crowd the lane's next start: give the start back and get one that does not.
       exit();
       held = gate.startUs;
       continue;
     }
-    return { started: true, slotUs: gate.startUs, lateMs: Math.max(0, performance.now() - startAt) };
+    return { started: true, slotUs: gate.startUs, lateMs: Math.max(0, lateMs), result: start(gate.startUs, Math.max(0, lateMs)) };
   }
 }

@@ -1,36 +1,37 @@
 // This process's view of Redis's clock: the offset between Redis TIME and the local wall clock,
-// learnt from gate round trips. Each reply bounds the offset from below — Redis read its clock
-// before the reply was read here, so offset >= redis time - receive time — and the largest bound seen
-// recently is used. That estimate is never ahead of the truth: a job may start a fraction of a
-// millisecond late, never early, and a reply that waited in a busy event loop cannot move it.
+// learnt from gate round trips. Redis reads its clock after the request was sent, so each round trip
+// bounds the offset from above: offset <= redis time - send time. The smallest bound seen recently is
+// used. A request goes out when it is made (the write is synchronous), so some recent one nearly always
+// reached Redis within a fraction of a millisecond: the estimate is that close to the truth even while
+// replies wait in a busy event loop — and so a start whose reply was read late is seen to be late.
 
 /** Local wall-clock ms with sub-ms resolution. */
 export const wallMs = (): number => performance.timeOrigin + performance.now();
 
 export class RedisClock {
-  /** Largest bound of the current and the previous period (clocks drift: old bounds age out). */
-  private current = Number.NEGATIVE_INFINITY;
-  private previous = Number.NEGATIVE_INFINITY;
+  /** Smallest bound of the current and the previous period (clocks drift: old bounds age out). */
+  private current = Number.POSITIVE_INFINITY;
+  private previous = Number.POSITIVE_INFINITY;
   private periodStart = 0;
 
   constructor(private readonly periodMs = 10_000) {}
 
-  /** One reply: the Redis time (µs) it carried and when it was read here (local wall ms). */
-  sample(redisUs: number, receivedMs: number): void {
-    if (receivedMs - this.periodStart > this.periodMs) {
+  /** One round trip: when the request was sent (local wall ms) and the Redis time (µs) it carried back. */
+  sample(sentMs: number, redisUs: number): void {
+    if (sentMs - this.periodStart > this.periodMs) {
       this.previous = this.current;
-      this.current = Number.NEGATIVE_INFINITY;
-      this.periodStart = receivedMs;
+      this.current = Number.POSITIVE_INFINITY;
+      this.periodStart = sentMs;
     }
-    this.current = Math.max(this.current, redisUs / 1000 - receivedMs);
+    this.current = Math.min(this.current, redisUs / 1000 - sentMs);
   }
 
-  /** Redis ms minus local wall ms (a lower bound, as tight as the best recent reply). */
+  /** Redis ms minus local wall ms (an upper bound, ahead of the truth by the best request's latency). */
   get offsetMs(): number {
-    return Math.max(this.current, this.previous);
+    return Math.min(this.current, this.previous);
   }
 
-  /** The local wall-clock ms of a Redis instant (µs): never earlier than the real one. */
+  /** The local wall-clock ms of a Redis instant (µs), at most a request's latency early. */
   toLocal(redisUs: number): number {
     return redisUs / 1000 - this.offsetMs;
   }

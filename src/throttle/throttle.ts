@@ -175,15 +175,18 @@ export class Throttle {
       });
     }
     if (reply.kind !== 'admitted') throw new SluiceError('SLUICE_ERR_SCRIPT', `unexpected admission ${reply.kind}`);
+    let outcome;
     try {
       await sleep((reply.startUs - this.timing.leadUs - reply.nowUs) / 1000);
-      await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => Promise.resolve(undefined));
+      // In-process: every wait is spent here; fn runs in the same step as the lateness check.
+      outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => true, () => fn());
     } catch (error) {
       // Give the slot back if we never got to start (the gate call itself may have failed).
       await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
       throw error;
     }
-    return fn();
+    if (!outcome.started) throw new SluiceError('SLUICE_ERR_SCRIPT', 'the gate ended without a start');
+    return outcome.result;
   }
 
   /** The BullMQ queue (created on first use). */

@@ -129,7 +129,16 @@ export class ThrottleWorker {
       cost,
       throttle.timing,
       // A wait longer than BullMQ's delivery latency is better spent back in the queue.
-      async (waitMs) => (waitMs > fetchAheadMs ? { started: false, waitMs } : undefined),
+      (waitMs) => waitMs <= fetchAheadMs,
+      // Runs at the slot, in the same synchronous step as the lateness check: the handler starts now.
+      (slotUs, lateMs) => {
+        this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
+        try {
+          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job }));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
       () => this.handlerSlots.acquire(),
       () => this.handlerSlots.release(),
     );
@@ -139,13 +148,7 @@ export class ThrottleWorker {
       throw new DelayedError();
     }
     try {
-      this.ctx.observer?.onStart?.({
-        queue: throttle.name,
-        queuedMs: Math.max(0, outcome.slotUs / 1000 - job.timestamp),
-        lateMs: outcome.lateMs,
-        retry: job.attemptsMade > 0,
-      });
-      return await this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: outcome.slotUs / 1000, raw: job });
+      return await outcome.result;
     } catch (error) {
       if (!(error instanceof DeferJob)) throw error;
       // The upstream said "later": hold the lane (or the throttle) and put the job back, no attempt used.
