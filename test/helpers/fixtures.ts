@@ -2,6 +2,7 @@
 // with a unique key prefix, so tests clean only what they made.
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { createSluice, type RedisTarget, type Sluice, type SluiceOptions } from '../../src/index.js';
 import { startCluster, startRedis, type RedisServer } from './redis-server.js';
 
@@ -57,6 +58,33 @@ export async function startBackend(topology: Topology = 'single'): Promise<Backe
       await Promise.all(made.map((s) => s.close()));
       raw.disconnect();
       await stop();
+    },
+  };
+}
+
+/** A private Redis (and one sluice on it) for the tests of the enclosing file or describe block. */
+export interface BackendContext {
+  readonly backend: Backend;
+  readonly sluice: Sluice;
+}
+
+/** Starts a backend before the tests of the current scope and disposes of it after them. */
+export function useBackend(topology: Topology = 'single'): BackendContext {
+  let backend: Backend | undefined;
+  let sluice: Sluice | undefined;
+  beforeAll(async () => {
+    backend = await startBackend(topology);
+    sluice = backend.sluice();
+  });
+  afterAll(async () => {
+    await backend?.dispose();
+  });
+  return {
+    get backend() {
+      return backend!;
+    },
+    get sluice() {
+      return sluice!;
     },
   };
 }

@@ -1,22 +1,14 @@
 // Decisions issued in the same tick travel as one batched script call (src/redis/scripts.ts): the
 // answers are exactly those of separate calls made one after the other, in issue order.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { modelFor, parsePolicy, type PolicyInput, type Sluice } from '../../src/index.js';
-import { startBackend, type Backend } from '../helpers/fixtures.js';
+import { useBackend } from '../helpers/fixtures.js';
 
-let backend: Backend;
-let sluice: Sluice;
-beforeAll(async () => {
-  backend = await startBackend('single');
-  sluice = backend.sluice();
-});
-afterAll(async () => {
-  await backend?.dispose();
-});
+const ctx = useBackend('single');
 
 /** Script calls the server has run so far (EVALSHA + EVAL). */
 async function scriptCalls(): Promise<number> {
-  const stats = await backend.raw.info('commandstats');
+  const stats = await ctx.backend.raw.info('commandstats');
   let n = 0;
   for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
   return n;
@@ -34,7 +26,7 @@ const POLICIES: [string, PolicyInput][] = [
 describe('batched decisions', () => {
   it.each(POLICIES)('%s: 24 calls in one tick, on two keys, answer like the model in issue order', async (_name, input) => {
     const policy = parsePolicy(input);
-    const limiter = sluice.limiter(policy);
+    const limiter = ctx.sluice.limiter(policy);
     const models = { a: modelFor(policy), b: modelFor(policy) };
     const calls = Array.from({ length: 24 }, (_, i) => ({
       key: i % 3 === 0 ? 'b' : 'a',
@@ -59,16 +51,16 @@ describe('batched decisions', () => {
   });
 
   it('more calls than one batch holds are split, and still all decided in order', async () => {
-    const limiter = sluice.limiter({ algorithm: 'fixed-window', limit: 150, windowMs: 60_000 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'fixed-window', limit: 150, windowMs: 60_000 });
     const got = await Promise.all(Array.from({ length: 200 }, () => limiter.limit('many', { nowMs: 60_000 })));
     expect(got.map((d) => d.remaining)).toEqual(Array.from({ length: 200 }, (_, i) => Math.max(0, 149 - i)));
     expect(got.filter((d) => d.allowed)).toHaveLength(150);
   });
 
   it('a batch after SCRIPT FLUSH still runs (EVALSHA falls back to EVAL)', async () => {
-    const limiter = sluice.limiter({ algorithm: 'token-bucket', capacity: 10, refillPerSecond: 1 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'token-bucket', capacity: 10, refillPerSecond: 1 });
     await limiter.limit('flush', { nowMs: 0 });
-    await backend.raw.script('FLUSH');
+    await ctx.backend.raw.script('FLUSH');
     const got = await Promise.all([1, 2, 3].map(() => limiter.limit('flush', { nowMs: 0 })));
     expect(got.map((d) => [d.failure, d.remaining])).toEqual([
       [undefined, 8],

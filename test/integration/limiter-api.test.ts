@@ -1,22 +1,14 @@
 // The limiter API around the decision: peek never charges, reset forgets, cost is checked, the
 // client clock source, concurrency leases (release, extend, expiry), and no raw secret in Redis.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock, isSluiceError, type Sluice } from '../../src/index.js';
-import { startBackend, uniquePrefix, type Backend } from '../helpers/fixtures.js';
+import { uniquePrefix, useBackend } from '../helpers/fixtures.js';
 
-let backend: Backend;
-let sluice: Sluice;
-beforeAll(async () => {
-  backend = await startBackend('single');
-  sluice = backend.sluice();
-});
-afterAll(async () => {
-  await backend?.dispose();
-});
+const ctx = useBackend('single');
 
 describe('limiter API', () => {
   it('peek reports the state without charging', async () => {
-    const limiter = sluice.limiter({ algorithm: 'fixed-window', limit: 3, windowMs: 60_000 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'fixed-window', limit: 3, windowMs: 60_000 });
     await limiter.limit('p', { nowMs: 1_000 });
     for (let i = 0; i < 5; i++) expect(await limiter.peek('p', { nowMs: 1_000 })).toMatchObject({ allowed: true, remaining: 2 });
     expect(await limiter.peek('p', { nowMs: 1_000, cost: 3 })).toMatchObject({ allowed: false, retryAfterMs: 59_000 });
@@ -24,7 +16,7 @@ describe('limiter API', () => {
   });
 
   it('reset forgets a key', async () => {
-    const limiter = sluice.limiter({ algorithm: 'token-bucket', capacity: 2, refillPerSecond: 0.001 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'token-bucket', capacity: 2, refillPerSecond: 0.001 });
     await limiter.limit('r', { nowMs: 0 });
     await limiter.limit('r', { nowMs: 0 });
     expect((await limiter.limit('r', { nowMs: 0 })).allowed).toBe(false);
@@ -38,7 +30,7 @@ describe('limiter API', () => {
     [1.5, 'an integer >= 1'],
     [6, 'larger than the policy'],
   ])('refuses cost %s with a clear error, charging nothing', async (cost, text) => {
-    const limiter = sluice.limiter({ algorithm: 'sliding-log', limit: 5, windowMs: 1_000 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'sliding-log', limit: 5, windowMs: 1_000 });
     let error: unknown;
     try {
       await limiter.limit('c', { cost, nowMs: 0 });
@@ -52,7 +44,7 @@ describe('limiter API', () => {
 
   it("clock 'client': decisions follow this process's clock (for Redis that refuses TIME)", async () => {
     const clock = new ManualClock(5_000);
-    const s = backend.sluice({ clock: 'client', clockImpl: clock, prefix: uniquePrefix() });
+    const s = ctx.backend.sluice({ clock: 'client', clockImpl: clock, prefix: uniquePrefix() });
     const limiter = s.limiter({ algorithm: 'fixed-window', limit: 1, windowMs: 10_000 });
     expect((await limiter.limit('k')).allowed).toBe(true);
     expect(await limiter.limit('k')).toMatchObject({ allowed: false, retryAfterMs: 5_000, resetAtMs: 10_000 });
@@ -61,7 +53,7 @@ describe('limiter API', () => {
   });
 
   it('concurrency: a lease is released, extended, or reclaimed after leaseMs', async () => {
-    const limiter = sluice.limiter({ algorithm: 'concurrency', limit: 2, leaseMs: 1_000 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'concurrency', limit: 2, leaseMs: 1_000 });
     const a = await limiter.limit('job', { nowMs: 0 });
     const b = await limiter.limit('job', { nowMs: 0 });
     expect(a.leaseId && b.leaseId).toBeTruthy();
@@ -76,12 +68,12 @@ describe('limiter API', () => {
   });
 
   it('release and extend belong to concurrency limiters', async () => {
-    const limiter = sluice.limiter({ algorithm: 'token-bucket', capacity: 2, refillPerSecond: 1 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'token-bucket', capacity: 2, refillPerSecond: 1 });
     await expect(limiter.release('k', 'x')).rejects.toMatchObject({ code: 'SLUICE_ERR_WRONG_ALGORITHM' });
   });
 
   it('a sensitive key never reaches Redis raw', async () => {
-    const s = backend.sluice({ prefix: uniquePrefix() });
+    const s = ctx.backend.sluice({ prefix: uniquePrefix() });
     const apiKey = 'sk_live_4f9a8b7c';
     for (const policy of [
       { algorithm: 'token-bucket', capacity: 5, refillPerSecond: 1 },
@@ -90,7 +82,7 @@ describe('limiter API', () => {
     ] as const) {
       await s.limiter(policy).limit(apiKey, { sensitive: true });
     }
-    const keys = await backend.raw.keys(`${s.keys.prefix}:*`);
+    const keys = await ctx.backend.raw.keys(`${s.keys.prefix}:*`);
     expect(keys.length).toBe(3);
     for (const k of keys) expect(k).not.toContain(apiKey);
   });

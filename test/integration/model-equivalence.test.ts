@@ -1,11 +1,10 @@
 // Property tests: random sequences of (time step, cost, peek) give identical decisions — allowed,
 // remaining, retryAfterMs, resetAtMs — from each Lua script on real Redis and its TypeScript model.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { modelFor, parsePolicy, type PolicyInput } from '../../src/index.js';
 import { ConcurrencyModel } from '../../src/limiters/concurrency.model.js';
-import { TOPOLOGIES, startBackend, type Backend } from '../helpers/fixtures.js';
-import type { Sluice } from '../../src/index.js';
+import { TOPOLOGIES, useBackend } from '../helpers/fixtures.js';
 
 /** One step: advance the clock by `dtMs` (sub-ms steps included), then call with `cost`, or peek. */
 const step = (maxCost: number, maxDtMs: number) =>
@@ -45,15 +44,7 @@ const policies: Record<string, fc.Arbitrary<PolicyInput>> = {
 let run = 0;
 
 describe.each(TOPOLOGIES)('script == model on random sequences, %s Redis', (topology) => {
-  let backend: Backend;
-  let sluice: Sluice;
-  beforeAll(async () => {
-    backend = await startBackend(topology);
-    sluice = backend.sluice();
-  });
-  afterAll(async () => {
-    await backend?.dispose();
-  });
+  const ctx = useBackend(topology);
 
   for (const [algorithm, policyArb] of Object.entries(policies)) {
     it(algorithm, async () => {
@@ -61,7 +52,7 @@ describe.each(TOPOLOGIES)('script == model on random sequences, %s Redis', (topo
         fc.asyncProperty(policyArb, fc.array(step(8, 3_000), { minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 2 ** 40 }), async (input, steps, startMs) => {
           // A generous deadline: this test is about arithmetic, not about a loaded machine's latency.
           const policy = parsePolicy({ ...input, timeoutMs: 10_000 });
-          const limiter = sluice.limiter(policy);
+          const limiter = ctx.sluice.limiter(policy);
           const model = modelFor(policy);
           const key = `prop-${run++}`;
           let now = startMs;
@@ -88,7 +79,7 @@ describe.each(TOPOLOGIES)('script == model on random sequences, %s Redis', (topo
         fc.array(fc.record({ dtMs: fc.integer({ min: 0, max: 400 }), cost: fc.integer({ min: 1, max: 3 }), release: fc.nat() }), { minLength: 1, maxLength: 40 }),
         async (limit, steps) => {
           const policy = { algorithm: 'concurrency', limit, leaseMs: 1_000, timeoutMs: 10_000 } as const;
-          const limiter = sluice.limiter(policy);
+          const limiter = ctx.sluice.limiter(policy);
           const model = new ConcurrencyModel(policy);
           const key = `prop-cc-${run++}`;
           const held: { real: string; model: string }[] = [];

@@ -1,27 +1,18 @@
 // The exact vectors of spec.md (F1, S1, S2, C1, T1) on a real Redis with injected time, and the same
 // vectors through each algorithm's reference model.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { modelFor, parsePolicy, type PolicyInput } from '../../src/index.js';
 import { SlidingLogModel } from '../../src/limiters/sliding-log.model.js';
-import { TOPOLOGIES, startBackend, type Backend } from '../helpers/fixtures.js';
-import type { Sluice } from '../../src/index.js';
+import { TOPOLOGIES, useBackend } from '../helpers/fixtures.js';
 
 describe.each(TOPOLOGIES)('spec vectors on %s Redis', (topology) => {
-let backend: Backend;
-let sluice: Sluice;
-beforeAll(async () => {
-  backend = await startBackend(topology);
-  sluice = backend.sluice();
-});
-afterAll(async () => {
-  await backend?.dispose();
-});
+const ctx = useBackend(topology);
 
 const ALLOW = true;
 const REJECT = false;
 
 async function replay(policy: PolicyInput, key: string, timesS: number[]) {
-  const limiter = sluice.limiter({ ...policy, timeoutMs: 10_000 });
+  const limiter = ctx.sluice.limiter({ ...policy, timeoutMs: 10_000 });
   const model = modelFor(parsePolicy(policy));
   const out = [];
   for (const t of timesS) {
@@ -50,8 +41,8 @@ describe('vectors', () => {
     expect(ds.map((d) => d.allowed)).toEqual([ALLOW, ALLOW, ALLOW, ALLOW, ALLOW, REJECT, ALLOW]);
     // At 60.2 s the entry at 0.5 s ages out at 60.5 s.
     expect(ds[5]!.retryAfterMs).toBe(300);
-    const limiter = sluice.limiter(policy);
-    expect(await backend.raw.zcard(limiter.keyOf('s1'))).toBe(4);
+    const limiter = ctx.sluice.limiter(policy);
+    expect(await ctx.backend.raw.zcard(limiter.keyOf('s1'))).toBe(4);
     const model = new SlidingLogModel(policy);
     expect(times.map((t) => (model.decide(t * 1000, 1), model.size))).toEqual([1, 2, 3, 4, 5, 5, 4]);
   });
@@ -66,7 +57,7 @@ describe('vectors', () => {
   });
 
   it('C1: sliding counter, limit 7 per minute, previous 5, current 3, at 30%', async () => {
-    const limiter = sluice.limiter({ algorithm: 'sliding-counter', limit: 7, windowMs: 60_000 });
+    const limiter = ctx.sluice.limiter({ algorithm: 'sliding-counter', limit: 7, windowMs: 60_000 });
     for (let i = 0; i < 5; i++) expect((await limiter.limit('c1', { nowMs: 10_000 + i })).allowed).toBe(true);
     for (let i = 0; i < 3; i++) expect((await limiter.limit('c1', { nowMs: 60_000 + i })).allowed).toBe(true);
     const at30 = 60_000 + 18_000;
