@@ -23,7 +23,8 @@ import { parseArgs } from 'node:util';
 import express, { type Express } from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { Metrics, createApp, createSluice, parseRules, type Sluice } from '../src/index.js';
+import { Metrics, createSluice, parseRules, type Sluice } from '../src/index.js';
+import { createApp, decisionMiddleware } from '../src/express.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { redisCpuSeconds } from './lib/load.js';
 
@@ -108,8 +109,8 @@ function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice): Express 
     res.json({ hello: 'world' });
   };
   if (variant === 'bare') app.get('/hello', hello);
-  if (variant === 'policy') app.get('/hello', sluice.middleware({ policy: HUGE_BUCKET }), hello);
-  if (variant === 'rules') app.get('/hello', sluice.middleware({ rules: parseRules(RULES_YAML, { filename: 'bench.yaml' }) }), hello);
+  if (variant === 'policy') app.get('/hello', decisionMiddleware(sluice, { policy: HUGE_BUCKET }), hello);
+  if (variant === 'rules') app.get('/hello', decisionMiddleware(sluice, { rules: parseRules(RULES_YAML, { filename: 'bench.yaml' }) }), hello);
   return app;
 }
 

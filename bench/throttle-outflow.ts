@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { createSluice, type ThrottleConfigInput } from '../src/index.js';
 import { startTsProcess, type ChildHandle } from '../test/helpers/processes.js';
 import { startRedis } from '../test/helpers/redis-server.js';
-import { outflowOf, spreadOf } from './lib/throttle-stats.js';
+import { outflowOf, spreadOf } from '../test/helpers/throttle-stats.js';
 
 const { values: flags } = parseArgs({
   options: {

@@ -1,5 +1,6 @@
 // createSluice: the façade a user holds. It wires one Redis client, the script registry, the key
-// builder and the clock, and hands out limiters, throttles and workers that share them.
+// builder and the clock, and hands out limiters, throttles and workers that share them. It knows
+// nothing of HTTP: the express middleware is built from an instance by `sluice/express`.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { systemClock, type Clock, type ClockSource } from './redis/clock.js';
 import { createRedisClient, type RedisClient, type RedisTarget } from './redis/connection.js';
@@ -14,8 +15,6 @@ import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
 import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
 import { ThrottleKeys } from './throttle/keys.js';
-import type { RequestHandler } from 'express';
-import { decisionMiddleware, type MiddlewareOptions } from './http/middleware.js';
 
 /** Told about decisions, submits, starts and Redis errors: the metrics module plugs in here. */
 export type SluiceObserver = DecisionObserver & ThrottleObserver;
@@ -50,11 +49,6 @@ export interface Sluice {
   throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
   /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
   worker<P = unknown, R = unknown>(name: string, handler: JobHandler<P, R>, options?: WorkerOptions<P>): ThrottleWorker;
-  /**
-   * Decision middleware for any express app: the rules a request matches (`rules`) or one `policy`
-   * per request key; sets the rate-limit headers and answers 429 with Retry-After when a rule refuses.
-   */
-  middleware(options: MiddlewareOptions): RequestHandler;
   /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
@@ -103,8 +97,6 @@ export function createSluice(options: SluiceOptions): Sluice {
     redis: client,
     keys,
     limiter: (policy) => new Limiter(limiterContext, policy),
-    middleware: (middlewareOptions) =>
-      decisionMiddleware({ limiter: (policy) => new Limiter(limiterContext, policy), hash: (v) => keys.hash(v) }, middlewareOptions),
     throttle(name, config) {
       assertName(name, 'throttle name');
       const existing = throttles.get(name);

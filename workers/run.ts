@@ -1,28 +1,13 @@
 // The worker side of `sluice worker` / `sluice dev`: one BullMQ-backed throttle worker per queue of the
 // rules file, each running its queue's handler. Imports only sluice's public API.
-import type { Sluice, ThrottleWorker, ThrottleWorkerOptions } from '../src/index.js';
-import { httpHandler, type HttpUpstream } from './handlers/http.js';
-import { moduleHandler, type ModuleHandlerSpec } from './handlers/module.js';
+import type { QueueRule, RunWorkers, RunWorkersOptions, RunningWorkers, Sluice, ThrottleWorker } from '../src/index.js';
+import { httpHandler } from './handlers/http.js';
+import { moduleHandler } from './handlers/module.js';
 
-/** A queue as the rules file gives it (structurally: what this module needs of a QueueRule). */
-export interface WorkerQueue {
-  name: string;
-  throttle: Record<string, unknown> & { ratePerSecond: number; capacity: number };
-  handler: ({ type: 'http' } & HttpUpstream) | ({ type: 'module' } & ModuleHandlerSpec);
-}
+export type { RunWorkersOptions, RunningWorkers };
 
-export interface RunWorkersOptions extends ThrottleWorkerOptions {
-  /** Only these queues (default: all). */
-  only?: readonly string[];
-}
-
-export interface RunningWorkers {
-  queues: string[];
-  /** Stops taking jobs, lets the running ones finish, and disconnects. */
-  close(): Promise<void>;
-}
-
-export async function runWorkers(sluice: Sluice, queues: readonly WorkerQueue[], options: RunWorkersOptions = {}): Promise<RunningWorkers> {
+/** Typed by the one declaration the CLI loads it by (src/cli/workers-entry.ts). */
+export const runWorkers: RunWorkers = async (sluice: Sluice, queues: readonly QueueRule[], options: RunWorkersOptions = {}): Promise<RunningWorkers> => {
   const { only, ...workerOptions } = options;
   const chosen = queues.filter((q) => !only || only.includes(q.name));
   const workers: ThrottleWorker[] = [];
@@ -44,4 +29,4 @@ export async function runWorkers(sluice: Sluice, queues: readonly WorkerQueue[],
       await Promise.all(workers.map((w) => w.close()));
     },
   };
-}
+};

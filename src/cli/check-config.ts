@@ -1,8 +1,8 @@
 // `sluice check-config FILE`: validates a rules file. Prints every problem as
 // `file:line:col path: message` and exits 1, or prints a summary of the rules and exits 0.
 import { isSluiceError } from '../errors.js';
-import { formatIssue, type RulesIssue } from '../policy/issues.js';
-import { loadRules } from '../policy/rules.js';
+import { formatIssue, type RulesIssue } from '../rules/issues.js';
+import { loadRules } from '../rules/rules.js';
 import type { CommandModule } from './io.js';
 import { rulesSummary } from './rules-summary.js';
 

@@ -2,10 +2,10 @@
 // with the effective policies, plans, route groups, the HTTP mapping and the queues, plus warnings
 // about this environment (unset variables, missing handler modules).
 import { existsSync } from 'node:fs';
-import type { Rules } from '../policy/compile.js';
-import { describePolicy, formatNumber } from '../policy/describe.js';
-import { formatDuration } from '../policy/duration.js';
-import type { QueueRule } from '../policy/queues.js';
+import type { Rules } from '../rules/compile.js';
+import { describePolicy, formatNumber } from '../rules/describe.js';
+import { formatDuration } from '../rules/duration.js';
+import type { QueueRule } from '../rules/queues.js';
 
 /** The summary text (ending with a newline). `env` is where handler variables are looked up. */
 export function rulesSummary(rules: Rules, env: Readonly<Record<string, string | undefined>> = process.env): string {

@@ -4,9 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../metrics/metrics.js';
-import { loadRules, watchRules, type Rules, type RulesWatcher } from '../policy/index.js';
+import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
+import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from './workers-entry.js';
 
 export interface RuntimeParts {
   server: boolean;
@@ -24,11 +25,6 @@ export interface Runtime {
   closed: Promise<void>;
 }
 
-/** What runWorkers (workers/run.ts) looks like; loaded at run time so src/ never imports workers/. */
-interface WorkersModule {
-  runWorkers(sluice: Sluice, queues: readonly unknown[], options: { concurrency: number }): Promise<{ queues: string[]; close(): Promise<void> }>;
-}
-
 export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): Promise<Runtime> {
   const logger = pino({ level: config.logLevel, base: { service: 'sluice', pid: process.pid } });
   const metrics = new Metrics({ defaultMetrics: true });
@@ -43,12 +39,12 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
-  let workers: { close(): Promise<void> } | undefined;
+  let workers: RunningWorkers | undefined;
   let address: Runtime['address'];
 
   // Workers follow the rules file too: when a queue's settings or handler change, they restart on
   // the new ones (after the jobs in flight finish), so the gate enforces what admission uses.
-  let mod: WorkersModule | undefined;
+  let mod: WorkersEntry | undefined;
   let queuesJson = JSON.stringify(initial.queues);
   let restarting: Promise<void> = Promise.resolve();
   let closingStarted = false;
@@ -107,7 +103,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     }
 
     if (parts.workers) {
-      mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as WorkersModule;
+      mod = await loadWorkersEntry();
       const running = await mod.runWorkers(sluice, initial.queues, { concurrency: config.concurrency });
       workers = running;
       logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');

@@ -1,7 +1,7 @@
 // Text and JSON renderings of a replay: one detailed table for a single policy, or the policies side
 // by side (A, B, ...) so a fixed window's boundary burst shows next to a sliding log's refusal.
 import type { Policy } from '../limiters/policy.js';
-import { describePolicy } from '../policy/describe.js';
+import { describePolicy } from '../rules/describe.js';
 import type { ReplayResult, SimulatedDecision } from './simulate-run.js';
 
 type Align = 'left' | 'right';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Option } from 'commander';
 import { SluiceError } from '../errors.js';
 import { parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from '../limiters/policy.js';
-import { parseDuration } from '../policy/duration.js';
+import { parseDuration } from '../rules/duration.js';
 import type { CommandModule } from './io.js';
 import { replayModels, replayRedis } from './simulate-run.js';
 import { renderReplay, replayJson } from './simulate-table.js';

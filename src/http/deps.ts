@@ -2,8 +2,8 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sluice } from '../sluice.js';
-import type { HeaderSelection } from './headers.js';
-import type { RulesSource } from './rules-source.js';
+import type { HeaderSelection } from '../headers/headers.js';
+import type { RulesSource } from '../rules/rules-source.js';
 
 export interface AppDeps {
   sluice: Sluice;

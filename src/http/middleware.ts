@@ -5,11 +5,12 @@ import type { Logger } from 'pino';
 import type { Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { DescriptorEntry, Rule, Rules } from '../policy/index.js';
-import { rateLimitHeaders, type HeaderInput, type HeaderSelection } from './headers.js';
+import type { Sluice } from '../sluice.js';
+import type { DescriptorEntry, Rule, Rules } from '../rules/index.js';
+import { rateLimitHeaders, type HeaderInput, type HeaderSelection } from '../headers/headers.js';
 import { requestInfo } from './request-info.js';
 import { RuleLimiters, decideRules, identityHash, type RuleDecision } from './rule-decisions.js';
-import { rulesSourceOf, type RulesSource } from './rules-source.js';
+import { rulesSourceOf, type RulesSource } from '../rules/rules-source.js';
 
 export interface MiddlewareOptions {
   /** Rules (or a watcher of a rules file): the request's descriptors are matched in the `http:` domain. */
@@ -30,13 +31,19 @@ export interface MiddlewareOptions {
 }
 
 /** What the middleware needs from the sluice instance. */
-export interface MiddlewareDeps {
+interface MiddlewareDeps {
   limiter(policy: PolicyInput | Policy): Limiter;
   /** Hashes secret values with the instance's key builder (HMAC when configured). */
   hash(value: string): string;
 }
 
-export function decisionMiddleware(deps: MiddlewareDeps, options: MiddlewareOptions): RequestHandler {
+/**
+ * Decision middleware for any express app, built from a sluice instance: the rules a request
+ * matches (`rules`) or one `policy` per request key; sets the rate-limit headers and answers 429
+ * with Retry-After when a rule refuses.
+ */
+export function decisionMiddleware(sluice: Pick<Sluice, 'limiter' | 'keys'>, options: MiddlewareOptions): RequestHandler {
+  const deps: MiddlewareDeps = { limiter: (policy) => sluice.limiter(policy), hash: (v) => sluice.keys.hash(v) };
   const decide = options.rules
     ? rulesMode(deps, rulesSourceOf(options.rules))
     : options.policy

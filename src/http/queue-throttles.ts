@@ -1,6 +1,6 @@
 // The throttle of each queue of the rules in force: made on first use, remade when the rules change
 // the queue's settings.
-import type { QueueRule } from '../policy/index.js';
+import type { QueueRule } from '../rules/index.js';
 import type { Sluice } from '../sluice.js';
 import type { Throttle } from '../throttle/throttle.js';
 

@@ -1,6 +1,6 @@
 // The plain view of an express request that rules and identity sources read.
 import type { Request } from 'express';
-import type { RequestInfo } from '../policy/index.js';
+import type { RequestInfo } from '../request/request-info.js';
 
 export function requestInfo(req: Request): RequestInfo {
   return {

@@ -7,7 +7,7 @@ import type { Decision } from '../limiters/decision.js';
 import type { Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { RuleOutcome } from '../metrics/metrics.js';
-import { descriptorIdentity, type DescriptorEntry, type Rule } from '../policy/index.js';
+import { descriptorIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
 
 /** Makes limiters: the sluice instance's `limiter`. */
 export type LimiterFactory = (policy: PolicyInput | Policy) => Limiter;

@@ -1,11 +1,12 @@
 // e2e (in-process): the decision middleware as a library in an ordinary express app, driven with
-// supertest against a private Redis — `sluice.middleware({ policy })` and `({ rules })`: exact
+// supertest against a private Redis — `decisionMiddleware(sluice, { policy })` and `({ rules })`: exact
 // rate-limit headers, the 429 answer, and concurrency leases released when the response ends.
 import express, { type Express } from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics, createSluice, parseRules, type Sluice } from '../../src/index.js';
+import { decisionMiddleware } from '../../src/express.js';
 import { uniquePrefix } from '../helpers/fixtures.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { pollUntil } from '../helpers/e2e.js';
@@ -26,14 +27,14 @@ afterAll(async () => {
   await redis?.dispose();
 });
 
-describe('sluice.middleware({ policy })', () => {
+describe('decisionMiddleware(sluice, { policy })', () => {
   // A token bucket of 2 that refills one token per 1,000 s: nothing refills during the test.
   const policy = { name: 'per-client', algorithm: 'token-bucket', capacity: 2, refillPerSecond: 0.001 } as const;
   let app: Express;
 
   beforeAll(() => {
     app = express();
-    app.use(sluice.middleware({ policy, identify: (req) => req.header('x-client') }));
+    app.use(decisionMiddleware(sluice, { policy, identify: (req) => req.header('x-client') }));
     app.get('/hello', (_req, res) => {
       res.json({ hello: 'world' });
     });
@@ -82,7 +83,7 @@ describe('sluice.middleware({ policy })', () => {
 
   it('a sensitive key (an API key) is hashed before it reaches Redis', async () => {
     const secretApp = express();
-    secretApp.use(sluice.middleware({ policy: { ...policy, name: 'per-api-key' }, identify: (req) => req.header('x-api-key'), sensitiveKey: true }));
+    secretApp.use(decisionMiddleware(sluice, { policy: { ...policy, name: 'per-api-key' }, identify: (req) => req.header('x-api-key'), sensitiveKey: true }));
     secretApp.get('/hello', (_req, res) => res.json({}));
     const apiKey = 'sk_live_middlewareSecret42';
     expect((await request(secretApp).get('/hello').set('x-api-key', apiKey)).status).toBe(200);
@@ -92,7 +93,7 @@ describe('sluice.middleware({ policy })', () => {
   });
 });
 
-describe('sluice.middleware({ rules })', () => {
+describe('decisionMiddleware(sluice, { rules })', () => {
   const RULES = `domains:
   - domain: web
     descriptors:
@@ -129,7 +130,7 @@ http:
   beforeAll(() => {
     metrics = new Metrics();
     app = express();
-    app.use(sluice.middleware({ rules: parseRules(RULES, { filename: 'middleware-rules.yaml' }), metrics }));
+    app.use(decisionMiddleware(sluice, { rules: parseRules(RULES, { filename: 'middleware-rules.yaml' }), metrics }));
     app.post('/v1/export', async (_req, res) => {
       entered?.();
       await new Promise<void>((r) => (release = r));

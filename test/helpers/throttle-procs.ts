@@ -1,6 +1,6 @@
 // Starting and driving throttle child processes (see throttle-proc.ts) from a test.
 import type { ThrottleConfigInput } from '../../src/index.js';
-import { maxInWindow as maxInSortedWindow } from '../../bench/lib/throttle-stats.js';
+import { maxInWindow as maxInSortedWindow } from './throttle-stats.js';
 import type { Backend } from './fixtures.js';
 import { startTsProcess, type ChildHandle } from './processes.js';
 

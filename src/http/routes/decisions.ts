@@ -7,7 +7,7 @@ import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
 import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
-import { descriptorIdentity, type DescriptorEntry, type Rule } from '../../policy/index.js';
+import { descriptorIdentity, type DescriptorEntry, type Rule } from '../../rules/index.js';
 
 export function decisionsRoute(deps: AppDeps): Router {
   const router = Router();

@@ -5,12 +5,12 @@ import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
 import { SluiceError } from '../../errors.js';
-import { queueRefusalHeaders } from '../queue-headers.js';
+import { queueRefusalHeaders } from '../../headers/queue-headers.js';
 import type { QueueThrottles } from '../queue-throttles.js';
 import { requestInfo } from '../request-info.js';
 import { identityHash } from '../rule-decisions.js';
 import { submitBodySchema } from '../schemas.js';
-import type { QueueRule } from '../../policy/index.js';
+import type { QueueRule } from '../../rules/index.js';
 
 export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
   const router = Router();

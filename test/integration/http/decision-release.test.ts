@@ -4,7 +4,8 @@
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Metrics, createApp, parseRules } from '../../../src/index.js';
+import { Metrics, parseRules } from '../../../src/index.js';
+import { createApp } from '../../../src/express.js';
 import { startBackend, type Backend } from '../../helpers/fixtures.js';
 
 const RULES = `domains:

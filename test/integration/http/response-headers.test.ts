@@ -4,7 +4,8 @@ import express from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Metrics, createApp, parseRules, type Rules } from '../../../src/index.js';
+import { Metrics, parseRules, type Rules } from '../../../src/index.js';
+import { createApp, decisionMiddleware } from '../../../src/express.js';
 import { startBackend, type Backend } from '../../helpers/fixtures.js';
 
 const rulesWith = (headers: string) =>
@@ -35,7 +36,7 @@ function apps() {
   const sluice = backend.sluice();
   const source = { current: () => current };
   const limited = express();
-  limited.use(sluice.middleware({ rules: source }));
+  limited.use(decisionMiddleware(sluice, { rules: source }));
   limited.get('/', (_req, res) => void res.send('ok'));
   const service = createApp({ sluice, rules: source, metrics: new Metrics(), logger: pino({ level: 'silent' }) });
   return { limited, service };

@@ -1,6 +1,6 @@
 // Rules-file failure family: bad durations, wherever a duration is taken; and what good ones mean.
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../../src/policy/duration.js';
+import { formatDuration, parseDuration } from '../../../src/rules/duration.js';
 import { expectIssue, type FailureCase } from './issues-helper.js';
 
 const node = (fields: string) => `domains:\n  - domain: api\n    descriptors:\n      - key: ip\n${fields}`;

@@ -1,8 +1,8 @@
 // Envoy descriptor matching: level by level, exact value beats wildcard beats key-only, every
 // entry consumed, and the last node must limit.
 import { describe, expect, it } from 'vitest';
-import { descriptorIdentity, type DescriptorEntry } from '../../../src/policy/descriptor.js';
-import { parseRules } from '../../../src/policy/rules.js';
+import { descriptorIdentity, type DescriptorEntry } from '../../../src/rules/descriptor.js';
+import { parseRules } from '../../../src/rules/rules.js';
 
 const rules = parseRules(
   `domains:

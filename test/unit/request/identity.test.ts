@@ -1,8 +1,8 @@
 // Client IP resolution: X-Forwarded-For counts only through trusted proxies (spoofing is
 // impossible from an untrusted peer), and per-IP limits group IPv6 by /64.
 import { describe, expect, it } from 'vitest';
-import { checkTrustedProxy, clientNetwork, resolveClientIp, TrustedProxies } from '../../../src/http/identity.js';
-import { formatIp, parseIp } from '../../../src/http/ip.js';
+import { checkTrustedProxy, clientNetwork, resolveClientIp, TrustedProxies } from '../../../src/request/identity.js';
+import { formatIp, parseIp } from '../../../src/request/ip.js';
 
 const proxies = TrustedProxies.from(['loopback', '10.0.0.0/8', '2001:db8:ffff::/48']);
 const client = (peer: string | undefined, xff?: string | string[], trusted = proxies) => {

@@ -1,8 +1,8 @@
 // The `http:` and `route_groups:` sections: how an HTTP request becomes descriptors, and the route
 // groups that name a request's route.
 import { z } from 'zod';
-import { checkTrustedProxy } from '../http/identity.js';
-import { checkRoutePattern } from '../http/route-groups.js';
+import { checkTrustedProxy } from '../request/identity.js';
+import { checkRoutePattern } from '../request/route-groups.js';
 import { keySchema, valueSchema } from './descriptor-schema.js';
 import { nameSchema } from './limit-schema.js';
 

@@ -1,5 +1,5 @@
 // Where the HTTP layer gets its rules: a fixed Rules object, or a watcher whose rules change on reload.
-import type { Rules } from '../policy/index.js';
+import type { Rules } from './index.js';
 
 /** Anything with the rules currently in force (a `watchRules` watcher is one). */
 export interface RulesSource {

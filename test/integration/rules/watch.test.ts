@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../../src/errors.js';
-import type { Rules } from '../../../src/policy/compile.js';
-import { watchRules, type RulesWatcher } from '../../../src/policy/watch.js';
+import type { Rules } from '../../../src/rules/compile.js';
+import { watchRules, type RulesWatcher } from '../../../src/rules/watch.js';
 
 const rulesText = (perSecond: number) => `domains:
   - domain: api

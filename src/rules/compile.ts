@@ -3,15 +3,16 @@
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { parsePolicy, type Policy, type PolicyInput } from '../limiters/policy.js';
-import type { HeaderSelection } from '../http/headers.js';
-import { RouteGroups, type RouteGroupSpec } from '../http/route-groups.js';
+import type { HeaderSelection } from '../headers/headers.js';
+import { RouteGroups, type RouteGroupSpec } from '../request/route-groups.js';
 import type { DescriptorNodeSpec } from './descriptor-schema.js';
 import { TreeLevel, walkTree, type DescriptorEntry, type Rule, type TreeNode } from './descriptor.js';
 import type { RulesFileSpec } from './file-schema.js';
 import type { LimitPart } from './limit-schema.js';
 import { policyInputOf } from './policy-map.js';
 import { compileQueue, type QueueRule } from './queues.js';
-import { compileHttp, type DescriptorOptions, type HttpRules, type RequestInfo } from './request.js';
+import type { RequestInfo } from '../request/request-info.js';
+import { compileHttp, type DescriptorOptions, type HttpRules } from './request.js';
 import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
 import type { FieldPath } from './source-map.js';
 

@@ -2,8 +2,8 @@
 // identity sources; API keys are always hashed; spoofed headers change nothing.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { RequestInfo } from '../../../src/policy/request.js';
-import { parseRules } from '../../../src/policy/rules.js';
+import type { RequestInfo } from '../../../src/request/request-info.js';
+import { parseRules } from '../../../src/rules/rules.js';
 
 const rules = parseRules(
   `domains:

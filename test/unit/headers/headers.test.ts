@@ -9,7 +9,7 @@ import {
   rateLimitHeaders,
   retryAfterHeaders,
   type HeaderInput,
-} from '../../../src/http/headers.js';
+} from '../../../src/headers/headers.js';
 import type { Decision } from '../../../src/limiters/decision.js';
 import { modelFor } from '../../../src/limiters/model.js';
 import { parsePolicy, type PolicyInput } from '../../../src/limiters/policy.js';

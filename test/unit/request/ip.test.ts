@@ -1,6 +1,6 @@
 // IP and CIDR parsing: every spelling of one address is one address, and bad ranges say why.
 import { describe, expect, it } from 'vitest';
-import { cidrContains, formatIp, parseCidr, parseIp, type Cidr } from '../../../src/http/ip.js';
+import { cidrContains, formatIp, parseCidr, parseIp, type Cidr } from '../../../src/request/ip.js';
 
 const text = (raw: string) => {
   const ip = parseIp(raw);

@@ -2,7 +2,7 @@
 // queues; every problem of a bad file is reported at once; the docs' example is valid.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseRules, formatOf } from '../../../src/policy/rules.js';
+import { parseRules, formatOf } from '../../../src/rules/rules.js';
 import { issuesOf } from './issues-helper.js';
 
 const text = `plans:

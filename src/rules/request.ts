@@ -1,26 +1,13 @@
 // How an HTTP request becomes descriptors (the `http:` section): each template's entries take
 // their values from identity sources; a template whose source has no value yields no descriptor.
 import { createHash } from 'node:crypto';
-import { clientNetwork, resolveClientIp, TrustedProxies } from '../http/identity.js';
-import { parseIp } from '../http/ip.js';
-import type { RouteGroups } from '../http/route-groups.js';
+import { clientNetwork, resolveClientIp, TrustedProxies } from '../request/identity.js';
+import { parseIp } from '../request/ip.js';
+import { requestHeader, requestProperty, type RequestInfo } from '../request/request-info.js';
+import type { RouteGroups } from '../request/route-groups.js';
 import type { DescriptorEntry } from './descriptor.js';
 import type { EntrySpec, HttpSpec } from './http-schema.js';
 import { SECRET_HEADER } from './queue-schema.js';
-
-/** What the request-to-descriptor mapping needs of a request: small and plain, so tests need no express. */
-export interface RequestInfo {
-  /** HTTP method, any case. */
-  method: string;
-  /** The path as received, query included or not (`req.originalUrl`); it is normalised for route groups. */
-  path: string;
-  /** Request headers with lower-case names, as node gives them (`req.headers`). */
-  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
-  /** The TCP peer (`req.socket.remoteAddress`). */
-  socketAddress: string | undefined;
-  /** The authenticated user, as an auth middleware left it (`req.user`); read by `property: user.id`. */
-  user?: unknown;
-}
 
 /** Options of one mapping. */
 export interface DescriptorOptions {
@@ -111,7 +98,7 @@ function readSource(
 ): string | undefined {
   switch (source) {
     case 'api_key': {
-      const key = header(req, rules.apiKeyHeader);
+      const key = requestHeader(req, rules.apiKeyHeader);
       // A raw API key never leaves this function.
       return key === undefined ? undefined : hash(key);
     }
@@ -129,7 +116,7 @@ function readSource(
       return req.method.toUpperCase();
     default: {
       const name = source.slice('header:'.length);
-      const value = header(req, name);
+      const value = requestHeader(req, name);
       return value !== undefined && SECRET_HEADER.test(name) ? hash(value) : value;
     }
   }
@@ -141,40 +128,11 @@ function lookup(
   spec: { property?: string | undefined; header?: string | undefined; require_trusted_peer?: boolean | undefined },
   trusted: TrustedProxies,
 ): string | undefined {
-  if (spec.property !== undefined) return scalar(propertyOf(req, spec.property));
+  if (spec.property !== undefined) return requestProperty(req, spec.property);
   if (spec.header === undefined) return undefined;
   if (spec.require_trusted_peer !== false) {
     const peer = req.socketAddress === undefined ? undefined : parseIp(req.socketAddress);
     if (!peer || !trusted.trusts(peer)) return undefined;
   }
-  return header(req, spec.header);
-}
-
-function propertyOf(req: RequestInfo, path: string): unknown {
-  let v: unknown = req;
-  for (const part of path.split('.')) {
-    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, part)) return undefined;
-    v = (v as Record<string, unknown>)[part];
-  }
-  return v;
-}
-
-function scalar(v: unknown): string | undefined {
-  if (typeof v === 'string') return v === '' ? undefined : v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  if (typeof v === 'bigint') return String(v);
-  return undefined;
-}
-
-/** The first value of a header (any case of its name), trimmed; undefined when absent or empty. */
-function header(req: RequestInfo, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  let raw = req.headers[lower];
-  if (raw === undefined) {
-    const found = Object.keys(req.headers).find((k) => k.toLowerCase() === lower);
-    raw = found === undefined ? undefined : req.headers[found];
-  }
-  const first = typeof raw === 'string' ? raw : raw?.[0];
-  const trimmed = first?.trim();
-  return trimmed ? trimmed : undefined;
+  return requestHeader(req, spec.header);
 }

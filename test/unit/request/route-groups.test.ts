@@ -1,6 +1,6 @@
 // Path normalisation and route groups: aliases of one route count as one.
 import { describe, expect, it } from 'vitest';
-import { checkRoutePattern, normalizePath, RouteGroups } from '../../../src/http/route-groups.js';
+import { checkRoutePattern, normalizePath, RouteGroups } from '../../../src/request/route-groups.js';
 
 describe('normalizePath', () => {
   it.each([

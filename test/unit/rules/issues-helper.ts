@@ -1,8 +1,8 @@
 // Helpers of the rules-file failure tests: parse a text that must be refused and look at its issues.
 import { expect } from 'vitest';
 import { isSluiceError } from '../../../src/errors.js';
-import type { RulesIssue } from '../../../src/policy/issues.js';
-import { parseRules } from '../../../src/policy/rules.js';
+import type { RulesIssue } from '../../../src/rules/issues.js';
+import { parseRules } from '../../../src/rules/rules.js';
 
 /** The issues of a text that must be refused (fails the test when it parses). */
 export function issuesOf(text: string, filename = 'rules.yaml'): { issues: RulesIssue[]; message: string } {
