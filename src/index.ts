@@ -19,7 +19,7 @@ export { Metrics, type RuleOutcome } from './metrics/metrics.js';
 export { parseRules, loadRules, loadRulesAsync, watchRules, formatOf, describePolicy, descriptorIdentity, defaultHash, formatIssue, parseDuration, formatDuration } from './rules/index.js';
 export type { ParseRulesOptions, RulesWatcher, WatchRulesOptions, RulesLogger, Rules, RequestMatch, Rule, DescriptorEntry, DescriptorOptions, HttpRules, RulesIssue } from './rules/index.js';
 export type { RequestInfo } from './request/request-info.js';
-export type { RunWorkers, RunWorkersOptions, RunningWorkers, WorkersEntry } from './cli/workers-entry.js';
+export type { RunWorkers, RunWorkersOptions, RunningWorkers, WorkersEntry } from './workers-entry.js';
 export type { QueueRule, QueueKeySource, QueueThrottleSettings, HttpHandlerRule, ModuleHandlerRule, HeaderValueSource } from './rules/index.js';
 export { rateLimitHeaders, retryAfterHeaders, ietfDraft11Headers, ietfDraft07Headers, legacyHeaders, quotaView, DEFAULT_HEADER_SELECTION } from './headers/headers.js';
 export type { HeaderSelection, HeaderInput, HeaderPair, IetfDraft, QuotaView } from './headers/headers.js';

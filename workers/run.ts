@@ -6,7 +6,7 @@ import { moduleHandler } from './handlers/module.js';
 
 export type { RunWorkersOptions, RunningWorkers };
 
-/** Typed by the one declaration the CLI loads it by (src/cli/workers-entry.ts). */
+/** Typed by the one declaration the CLI loads it by (src/workers-entry.ts). */
 export const runWorkers: RunWorkers = async (sluice: Sluice, queues: readonly QueueRule[], options: RunWorkersOptions = {}): Promise<RunningWorkers> => {
   const { only, ...workerOptions } = options;
   const chosen = queues.filter((q) => !only || only.includes(q.name));

@@ -7,7 +7,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
-import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from './workers-entry.js';
+import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
 
 export interface RuntimeParts {
   server: boolean;

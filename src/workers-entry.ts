@@ -1,9 +1,9 @@
 // The one declaration of the worker process entry (workers/run.ts), which the CLI loads at run time:
 // workers/run.ts is typed by it, and loadWorkersEntry() is the only place the CLI reaches it.
 // src/ never imports workers/ statically (docs/decisions/workers-loaded-at-run-time.md).
-import type { QueueRule } from '../rules/queues.js';
-import type { Sluice } from '../sluice.js';
-import type { ThrottleWorkerOptions } from '../throttle/worker.js';
+import type { QueueRule } from './rules/queues.js';
+import type { Sluice } from './sluice.js';
+import type { ThrottleWorkerOptions } from './throttle/worker.js';
 
 export interface RunWorkersOptions extends ThrottleWorkerOptions {
   /** Only these queues (default: all). */
@@ -29,7 +29,7 @@ export interface WorkersEntry {
  * tsx). The path is computed so that the build never follows it from src/.
  */
 export async function loadWorkersEntry(): Promise<WorkersEntry> {
-  const mod = (await import(new URL('../../workers/run.js', import.meta.url).href)) as Partial<WorkersEntry>;
+  const mod = (await import(new URL('../workers/run.js', import.meta.url).href)) as Partial<WorkersEntry>;
   if (typeof mod.runWorkers !== 'function') throw new TypeError('workers/run.js does not export runWorkers');
   return mod as WorkersEntry;
 }
