@@ -9,7 +9,12 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 COPY lua ./lua
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# express is an optional peer dependency of the library (a devDependency here), but `sluice serve`
+# needs it: the image makes it a production dependency before pruning the dev ones (same locked version).
+RUN npm run build \
+ && npm pkg set dependencies.express="$(node -p "require('./package.json').devDependencies.express")" \
+ && npm pkg delete devDependencies.express \
+ && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-slim
 ENV NODE_ENV=production

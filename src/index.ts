@@ -23,3 +23,10 @@ export type { RunWorkers, RunWorkersOptions, RunningWorkers, WorkersEntry } from
 export type { QueueRule, QueueKeySource, QueueThrottleSettings, HttpHandlerRule, ModuleHandlerRule, HeaderValueSource } from './rules/index.js';
 export { rateLimitHeaders, retryAfterHeaders, ietfDraft11Headers, ietfDraft07Headers, legacyHeaders, quotaView, DEFAULT_HEADER_SELECTION } from './headers/headers.js';
 export type { HeaderSelection, HeaderInput, HeaderPair, IetfDraft, QuotaView } from './headers/headers.js';
+// Types the exports above name in their signatures: exported as types so that each has a name (and
+// an API reference page); constructing them is the instance's job.
+export type { KeyBuilder, IdentityOptions } from './redis/keys.js';
+export type { ThrottleKeys } from './throttle/keys.js';
+export type { ThrottleTiming } from './throttle/config.js';
+export type { JobData } from './throttle/job-status.js';
+export type { RouteGroupSpec } from './request/route-groups.js';

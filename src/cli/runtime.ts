@@ -2,7 +2,7 @@
 // workers of one process, and shuts them down in order on SIGTERM/SIGINT.
 import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { createApp } from '../http/app.js';
+import { SluiceError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
 import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
@@ -75,6 +75,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       onError: () => metrics.recordRulesReload('refused'),
     });
     if (parts.server) {
+      const createApp = await loadCreateApp();
       const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
       server = await new Promise<Server>((resolve, reject) => {
         const s = app.listen(config.port, config.host, () => resolve(s));
@@ -156,4 +157,22 @@ export function closeOnSignals(runtime: Runtime): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/**
+ * The HTTP app, loaded only by a process that serves: express is an optional peer dependency of
+ * sluice, so `sluice worker`, `check-config` and `simulate` must run where it is not installed.
+ */
+async function loadCreateApp(): Promise<typeof import('../http/app.js').createApp> {
+  try {
+    return (await import('../http/app.js')).createApp;
+  } catch (error) {
+    const e = error as { code?: string; message?: string };
+    if (e?.code === 'ERR_MODULE_NOT_FOUND' && /'express'/.test(e.message ?? '')) {
+      throw new SluiceError('SLUICE_ERR_INVALID_CONFIG', 'sluice serve and sluice dev need express 5, an optional peer dependency of sluice: npm install express@5', {
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }

@@ -51,6 +51,7 @@ export class Limiter {
   /** The script arguments after the time of the most common call (cost 1, recorded, no lease), made once. */
   private readonly commonArgs: ScriptArg[];
 
+  /** @internal Made by `sluice.limiter(policy)`. */
   constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy) {
     this.policy = parsePolicy(policy);
     this.spec = specOf(this.policy);

@@ -65,6 +65,7 @@ export class Throttle {
   private queue: Queue<JobData> | undefined;
   private ready: Promise<void> | undefined;
 
+  /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
     this.keys = new ThrottleKeys(ctx.keys, name);
     this.name = name;
@@ -73,7 +74,7 @@ export class Throttle {
     this.admitLanes = new LaneScripts(ctx.scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
   }
 
-  /** Lane scripts on the resilient client: the outflow gate and repairs must wait out a Redis restart. */
+  /** @internal Lane scripts on the resilient client: the outflow gate and repairs must wait out a Redis restart. */
   get gateLanes(): LaneScripts {
     this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
     return this.gateLanesCache;

@@ -56,6 +56,7 @@ export class ThrottleWorker {
   private closing = false;
   private readonly handlerSlots: Semaphore;
 
+  /** @internal Made by `sluice.worker(name, handler)`. */
   constructor(
     private readonly ctx: ThrottleContext,
     throttle: Promise<Throttle>,
