@@ -1,8 +1,8 @@
 -- concurrency-extend.lua: keep a live lease for another lease length (long operations heartbeat).
 -- KEYS[1]  state: sorted set of lease members scored by expiry (see concurrency-acquire.lua)
--- ARGV[1]  now in ms since the epoch, or '' to read Redis TIME
--- ARGV[2]  lease length in ms, counted from now
--- ARGV[3]  lease id
+-- ARGV[1]  now: ms since the epoch, or '' to read Redis TIME
+-- ARGV[2]  leaseMs: lease length in ms, counted from now
+-- ARGV[3]  leaseId: the lease to extend
 -- returns the number of units extended (0: the lease is gone; the caller no longer holds a slot)
 -- @include now
 -- @include lease

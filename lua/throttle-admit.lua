@@ -1,19 +1,19 @@
 -- throttle-admit.lua: admit one job into a lane (a bounded queue drained at a fixed rate), atomically.
--- KEYS[1]  lane hash {s, o, c, p, d, u} (see includes/lane.lua)
--- KEYS[2]  lane queue: sorted set of "<job id>|<cost>" scored by predicted start µs
--- KEYS[3]  the throttle's busy set: lane id -> µs of last change, lanes with queued work
--- KEYS[4]  the BullMQ job hash of this job id (only tested for existence: idempotent submit)
--- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
--- ARGV[2]  job id
--- ARGV[3]  cost (integer >= 1, units of the lane's capacity and rate)
--- ARGV[4]  capacity (units the lane may hold)
--- ARGV[5]  lane interval: µs between two unit starts (1e6 / rate per second)
--- ARGV[6]  lane burst (units that may start early, back to back)
--- ARGV[7]  global interval in µs (0: no global cap)
--- ARGV[8]  max wait in µs (0: none): refuse when the predicted start is further away
--- ARGV[9]  lane id (its member in the busy set)
--- ARGV[10] pacing margin in parts per million
--- ARGV[11] 1 when the job id comes from the caller (an idempotency key): check for a duplicate
+-- KEYS[1]  lane: hash {s, o, c, p, d, u} (see includes/lane.lua)
+-- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" scored by predicted start µs
+-- KEYS[3]  busy: the throttle's busy set, lane id -> µs of last change, lanes with queued work
+-- KEYS[4]  job: the BullMQ job hash of this job id (only tested for existence: idempotent submit)
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
+-- ARGV[2]  jobId: the job id
+-- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
+-- ARGV[4]  capacity: units the lane may hold
+-- ARGV[5]  laneIntervalUs: µs between two unit starts (1e6 / rate per second)
+-- ARGV[6]  burst: lane burst, units that may start early, back to back
+-- ARGV[7]  globalIntervalUs: global interval in µs (0: no global cap)
+-- ARGV[8]  maxWaitUs: max wait in µs (0: none), refuse when the predicted start is further away
+-- ARGV[9]  laneId: lane id (its member in the busy set)
+-- ARGV[10] marginPpm: pacing margin in parts per million
+-- ARGV[11] idempotent: 1 when the job id comes from the caller (an idempotency key): check for a duplicate
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job

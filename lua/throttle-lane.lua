@@ -1,7 +1,7 @@
 -- throttle-lane.lua: read a lane's state in one consistent step.
--- KEYS[1]  lane hash (see includes/lane.lua)
--- KEYS[2]  lane queue: sorted set of "<job id>|<cost>"
--- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
+-- KEYS[1]  lane: hash (see includes/lane.lua)
+-- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>"
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- returns {next free slot µs (real), queued cost units, queued jobs, now µs}
 -- @include now
 -- @include lane

@@ -1,10 +1,10 @@
 -- throttle-pause.lua: hold a lane (or the whole throttle) until a time an upstream named, e.g. from
 -- the Retry-After of its 429 or 503: no start is given a slot before then.
--- KEYS[1]  lane hash (see includes/lane.lua)
--- KEYS[2]  the throttle's global meter hash {s}
--- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
--- ARGV[2]  pause for this many µs from now
--- ARGV[3]  'lane' or 'global'
+-- KEYS[1]  lane: hash (see includes/lane.lua)
+-- KEYS[2]  global: the throttle's global meter hash {s}
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
+-- ARGV[2]  pauseUs: pause for this many µs from now
+-- ARGV[3]  scope: 'lane' or 'global'
 -- returns the µs at which starts resume
 -- @include now
 

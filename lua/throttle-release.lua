@@ -1,14 +1,14 @@
 -- throttle-release.lua: undo an admission whose job could not be enqueued, or repair a lane whose
 -- queued members have no job any more (a submitter that died between admission and enqueue).
--- KEYS[1]  lane hash (see includes/lane.lua)
--- KEYS[2]  lane queue: sorted set of "<job id>|<cost>"
--- KEYS[3]  the throttle's busy set
--- KEYS[4]  lane reservations (a removed member's reserved slot goes too)
--- KEYS[5..] for a repair: the BullMQ job hash of each member (a member is removed only if it is missing)
--- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
--- ARGV[2]  lane id
--- ARGV[3]  'release' (remove the members unconditionally) or 'repair' (only those whose job is missing)
--- ARGV[4..] members "<job id>|<cost>"
+-- KEYS[1]  lane: hash (see includes/lane.lua)
+-- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>"
+-- KEYS[3]  busy: the throttle's busy set
+-- KEYS[4]  laneReservations: lane reservations (a removed member's reserved slot goes too)
+-- KEYS[5..] jobs: for a repair, the BullMQ job hash of each member (a member is removed only if it is missing)
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
+-- ARGV[2]  laneId: lane id
+-- ARGV[3]  mode: 'release' (remove the members unconditionally) or 'repair' (only those whose job is missing)
+-- ARGV[4..] members: "<job id>|<cost>"
 -- returns the number of cost units removed from the lane
 -- @include now
 -- @include lane

@@ -1,22 +1,22 @@
 -- throttle-start.lua: the outflow gate, called by a worker when a job is about to start.
--- KEYS[1]  lane hash {s, o, c, p, d, u, g:<member>} (see includes/lane.lua)
--- KEYS[2]  lane queue: sorted set of "<job id>|<cost>" (admitted, not yet started)
--- KEYS[3]  the throttle's busy set
--- KEYS[4]  the throttle's global meter hash {s} (untouched when there is no global cap)
--- KEYS[5]  lane reservations: member -> virtual µs of the slot it holds
--- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
--- ARGV[2]  the job's member "<job id>|<cost>"
--- ARGV[3]  cost (units)
--- ARGV[4]  lane interval in µs
--- ARGV[5]  lane burst (units that may start early)
--- ARGV[6]  global interval in µs (0: no global cap)
--- ARGV[7]  lead in µs: a job whose start is at most this far ahead is told its start (and waits for it)
--- ARGV[8]  pacing margin in parts per million: slots are spaced this much wider than the rate, so that
+-- KEYS[1]  lane: hash {s, o, c, p, d, u, g:<member>} (see includes/lane.lua)
+-- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" (admitted, not yet started)
+-- KEYS[3]  busy: the throttle's busy set
+-- KEYS[4]  global: the throttle's global meter hash {s} (untouched when there is no global cap)
+-- KEYS[5]  laneReservations: member -> virtual µs of the slot it holds
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
+-- ARGV[2]  member: the job's member "<job id>|<cost>"
+-- ARGV[3]  cost: units
+-- ARGV[4]  laneIntervalUs: lane interval in µs
+-- ARGV[5]  burst: lane burst (units that may start early)
+-- ARGV[6]  globalIntervalUs: global interval in µs (0: no global cap)
+-- ARGV[7]  leadUs: lead in µs, a job whose start is at most this far ahead is told its start (and waits for it)
+-- ARGV[8]  marginPpm: pacing margin in parts per million; slots are spaced this much wider than the rate, so that
 --          timing jitter between worker processes can never put rate + 1 starts inside one second
--- ARGV[9]  lane id
--- ARGV[10] lateness tolerance in µs: a reserved slot missed by more than this shifts the lane's later
+-- ARGV[9]  laneId: lane id
+-- ARGV[10] lateToleranceUs: lateness tolerance in µs; a reserved slot missed by more than this shifts the lane's later
 --          reservations instead of crowding them
--- ARGV[11] '' or the real µs of a start this job was given a moment ago and missed (its worker fell
+-- ARGV[11] heldUs: '' or the real µs of a start this job was given a moment ago and missed (its worker fell
 --          behind): treated as its reserved slot
 -- returns {1, start µs, now µs}  go: start the job at `start` (now, or within the lead)
 --         {0, wake µs, now µs}   not yet: the job holds its slot; come back at `wake` (slot less the lead)

@@ -4,11 +4,11 @@
 --          integer in µs of refill, so one integer is all the state (the classic {tokens, last refill}
 --          pair in src/limiters/token-bucket.model.ts decides identically; the property tests hold them
 --          together).
--- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
--- ARGV[2]  capacity (integer, tokens)
--- ARGV[3]  interval: µs it takes to refill one token (integer, 1e6 / refill per second)
--- ARGV[4]  cost (integer >= 1, tokens)
--- ARGV[5]  1 = record, 0 = peek (decide, change nothing)
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
+-- ARGV[2]  capacity: integer, tokens
+-- ARGV[3]  intervalUs: µs it takes to refill one token (integer, 1e6 / refill per second)
+-- ARGV[4]  cost: integer >= 1, tokens
+-- ARGV[5]  record: 1 = record, 0 = peek (decide, change nothing)
 -- returns {allowed 0|1, remaining tokens, retryAfterUs, resetAtUs (when the bucket is full again)}
 -- @include now
 

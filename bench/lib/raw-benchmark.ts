@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { parsePolicy, type PolicyInput } from '../../src/index.js';
+import { DecisionArgs } from '../../src/limiters/decision-args.js';
 import { specOf } from '../../src/limiters/policy.js';
 import { loadScripts } from '../../src/redis/scripts.js';
 
@@ -31,7 +32,8 @@ export function scriptCall(input: PolicyInput): { script: string; args: string[]
   const policy = parsePolicy(input);
   const spec = specOf(policy);
   const leaseId = policy.algorithm === 'concurrency' ? 'benchlease0000000' : '';
-  return { script: spec.script, args: ['', ...spec.args(policy, 1, true, leaseId).map(String)] };
+  const args = new DecisionArgs(spec.script, spec.policyArgs(policy)).build('', 1, true, leaseId);
+  return { script: spec.script, args: args.map(String) };
 }
 
 /**

@@ -24,10 +24,10 @@ export function newLeaseId(cost: number): string {
   return cost === 1 ? id : `${id}~${cost}`;
 }
 
-export const concurrency: AlgorithmSpec<ConcurrencyPolicy> = {
+export const concurrency: AlgorithmSpec<ConcurrencyPolicy, 'concurrency-acquire'> = {
   script: 'concurrency-acquire',
   suffix: 'cc',
   unit: 'ms',
   limit: (p) => p.limit,
-  args: (p, cost, record, leaseId) => [p.limit, p.leaseMs, cost, record ? 1 : 0, leaseId],
+  policyArgs: (p) => ({ limit: p.limit, leaseMs: p.leaseMs }),
 };

@@ -9,10 +9,10 @@ export const fixedWindowPolicy = z
   .strict();
 export type FixedWindowPolicy = z.infer<typeof fixedWindowPolicy>;
 
-export const fixedWindow: AlgorithmSpec<FixedWindowPolicy> = {
+export const fixedWindow: AlgorithmSpec<FixedWindowPolicy, 'fixed-window'> = {
   script: 'fixed-window',
   suffix: 'fw',
   unit: 'ms',
   limit: (p) => p.limit,
-  args: (p, cost, record) => [p.limit, p.windowMs, cost, record ? 1 : 0],
+  policyArgs: (p) => ({ limit: p.limit, windowMs: p.windowMs }),
 };

@@ -22,10 +22,10 @@ export const leakyBucketPolicy = z
   });
 export type LeakyBucketPolicy = z.infer<typeof leakyBucketPolicy>;
 
-export const gcra: AlgorithmSpec<LeakyBucketPolicy> = {
+export const gcra: AlgorithmSpec<LeakyBucketPolicy, 'gcra'> = {
   script: 'gcra',
   suffix: 'lb',
   unit: 'us',
   limit: (p) => p.burst + 1,
-  args: (p, cost, record) => [refillIntervalUs(p.ratePerSecond), p.burst, cost, record ? 1 : 0],
+  policyArgs: (p) => ({ intervalUs: refillIntervalUs(p.ratePerSecond), burst: p.burst }),
 };

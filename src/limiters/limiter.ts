@@ -6,9 +6,11 @@ import { timeArg, type Clock, type ClockSource } from '../redis/clock.js';
 import { whenReady, type RedisClient } from '../redis/connection.js';
 import { Deadline, deadlineError, withDeadline } from '../redis/deadline.js';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
-import type { BatchableCall, ScriptArg, ScriptRegistry } from '../redis/scripts.js';
+import type { ScriptArg } from '../redis/script-table.js';
+import type { BatchableCall, ScriptRegistry } from '../redis/scripts.js';
 import type { AlgorithmSpec } from './algorithm.js';
 import { newLeaseId } from './concurrency.js';
+import { DecisionArgs } from './decision-args.js';
 import { decisionFromReply, type Decision, type DecisionOptions } from './decision.js';
 import { parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from './policy.js';
 
@@ -48,8 +50,8 @@ export class Limiter {
   private readonly spec: AlgorithmSpec<Policy>;
   /** The policy's size (`limit` in every decision) and the largest cost one call may have. */
   readonly maxCost: number;
-  /** The script arguments after the time of the most common call (cost 1, recorded, no lease), made once. */
-  private readonly commonArgs: ScriptArg[];
+  /** The script's arguments by name, the policy's laid out once: a call sets only its own. */
+  private readonly args: DecisionArgs;
 
   /** @internal Made by `sluice.limiter(policy)`. */
   constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy) {
@@ -57,7 +59,7 @@ export class Limiter {
     this.spec = specOf(this.policy);
     this.maxCost = this.spec.limit(this.policy);
     this.namespace = this.policy.name ?? defaultNamespace(this.policy);
-    this.commonArgs = this.spec.args(this.policy, 1, true, '');
+    this.args = new DecisionArgs(this.spec.script, this.spec.policyArgs(this.policy));
   }
 
   /** Decides and, when allowed, charges `cost` (default 1) to `key`. Refusal is a result, not an error. */
@@ -80,7 +82,7 @@ export class Limiter {
   async release(key: string, leaseId: string, options: IdentityOptions = {}): Promise<boolean> {
     this.requireConcurrency('release');
     const k = this.keyOf(key, options);
-    const n = await this.call('release', () => this.ctx.scripts.run('concurrency-release', [k], [leaseId]));
+    const n = await this.call('release', () => this.ctx.scripts.run('concurrency-release', { state: k }, { leaseId }));
     return Number(n) > 0;
   }
 
@@ -90,7 +92,7 @@ export class Limiter {
     const k = this.keyOf(key, options);
     const leaseMs = (this.policy as Extract<Policy, { algorithm: 'concurrency' }>).leaseMs;
     const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, 'ms');
-    const n = await this.call('extend', () => this.ctx.scripts.run('concurrency-extend', [k], [now, leaseMs, leaseId]));
+    const n = await this.call('extend', () => this.ctx.scripts.run('concurrency-extend', { state: k }, { now, leaseMs, leaseId }));
     return Number(n) > 0;
   }
 
@@ -113,7 +115,7 @@ export class Limiter {
       k = this.keyOf(key, options);
       const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
       leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
-      args = cost === 1 && record && !leaseId ? [now, ...this.commonArgs] : [now, ...this.spec.args(this.policy, cost, record, leaseId)];
+      args = this.args.build(now, cost, record, leaseId);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -129,7 +131,7 @@ export class Limiter {
       scripts.submit(script, call);
     } else {
       whenReady(client, this.policy.timeoutMs)
-        .then(() => scripts.run(script, [k], args))
+        .then(() => scripts.runPositional(script, [k], args))
         .then(
           (r) => call.onReply(r),
           (e: unknown) => call.onError(e),

@@ -23,10 +23,10 @@ export const slidingCounterPolicy = z
   });
 export type SlidingCounterPolicy = z.infer<typeof slidingCounterPolicy>;
 
-export const slidingCounter: AlgorithmSpec<SlidingCounterPolicy> = {
+export const slidingCounter: AlgorithmSpec<SlidingCounterPolicy, 'sliding-counter'> = {
   script: 'sliding-counter',
   suffix: 'sc',
   unit: 'ms',
   limit: (p) => p.limit,
-  args: (p, cost, record) => [p.limit, p.windowMs, cost, record ? 1 : 0, p.rounding],
+  policyArgs: (p) => ({ limit: p.limit, windowMs: p.windowMs, rounding: p.rounding }),
 };

@@ -19,10 +19,10 @@ export const slidingLogPolicy = z
   .strict();
 export type SlidingLogPolicy = z.infer<typeof slidingLogPolicy>;
 
-export const slidingLog: AlgorithmSpec<SlidingLogPolicy> = {
+export const slidingLog: AlgorithmSpec<SlidingLogPolicy, 'sliding-log'> = {
   script: 'sliding-log',
   suffix: 'sl',
   unit: 'ms',
   limit: (p) => p.limit,
-  args: (p, cost, record) => [p.limit, p.windowMs, cost, record ? 1 : 0, p.recordRejected ? 1 : 0],
+  policyArgs: (p) => ({ limit: p.limit, windowMs: p.windowMs, recordRejected: p.recordRejected ? 1 : 0 }),
 };

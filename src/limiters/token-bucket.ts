@@ -26,10 +26,10 @@ export const tokenBucketPolicy = z
   });
 export type TokenBucketPolicy = z.infer<typeof tokenBucketPolicy>;
 
-export const tokenBucket: AlgorithmSpec<TokenBucketPolicy> = {
+export const tokenBucket: AlgorithmSpec<TokenBucketPolicy, 'token-bucket'> = {
   script: 'token-bucket',
   suffix: 'tb',
   unit: 'us',
   limit: (p) => p.capacity,
-  args: (p, cost, record) => [p.capacity, refillIntervalUs(p.refillPerSecond), cost, record ? 1 : 0],
+  policyArgs: (p) => ({ capacity: p.capacity, intervalUs: refillIntervalUs(p.refillPerSecond) }),
 };

@@ -9,28 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
+import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
+import { SCRIPT_NAMES, argvOf, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
-/** The scripts in lua/ (file name without `.lua`). Adding a file means adding its name here. */
-export const SCRIPT_NAMES = [
-  'fixed-window',
-  'sliding-log',
-  'sliding-counter',
-  'token-bucket',
-  'gcra',
-  'concurrency-acquire',
-  'concurrency-release',
-  'concurrency-extend',
-  'throttle-admit',
-  'throttle-start',
-  'throttle-release',
-  'throttle-lane',
-  'throttle-pause',
-] as const;
-
-export type ScriptName = (typeof SCRIPT_NAMES)[number];
-
-/** Script arguments as Redis sees them. */
-export type ScriptArg = string | number;
+export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
 
 interface LoadedScript {
   name: string;
@@ -52,18 +34,20 @@ export function luaDir(): string {
   throw new SluiceError('SLUICE_ERR_SCRIPT', 'cannot find the lua/ folder next to the sluice package');
 }
 
-const INCLUDE_LINE = /^-- @include ([a-z0-9-]+)\s*$/gm;
-
-/** Expands `-- @include name` lines with lua/includes/name.lua (one level, enough for shared helpers). */
-function expandIncludes(source: string, dir: string): string {
-  return source.replace(INCLUDE_LINE, (_, name: string) => readFileSync(join(dir, 'includes', `${name}.lua`), 'utf8'));
+/** Reads lua/includes/<name>.lua; an unknown include is a clear error. */
+function includeReader(dir: string): (name: string) => string {
+  return (name) => {
+    const file = join(dir, 'includes', `${name}.lua`);
+    if (!existsSync(file)) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/includes/${name}.lua is missing`);
+    return readFileSync(file, 'utf8');
+  };
 }
 
 /**
  * The decision scripts that also exist in a batched form: one KEYS[1], a fixed number of ARGV, and a
  * reply per call. Several decisions issued in the same tick then go to Redis as ONE script call.
  */
-export const BATCHED_SCRIPTS: ReadonlySet<string> = new Set(['fixed-window', 'sliding-log', 'sliding-counter', 'token-bucket', 'gcra', 'concurrency-acquire']);
+export const BATCHED_SCRIPTS: ReadonlySet<string> = new Set(SCRIPT_NAMES.filter((name) => shapeOf(name).batched));
 
 /** Name of the batched form of `name` in the loaded map. */
 const batchName = (name: string) => `batch:${name}`;
@@ -80,13 +64,12 @@ export const MAX_BATCH = 32;
  * key of decision i. Returns the list of the single script's replies. Every decision stays atomic (the
  * batch is one script) and sees the state the decisions before it left, exactly as separate calls would.
  */
-function batchedLua(source: string, dir: string): string {
+function batchedLua(source: string, read: (name: string) => string): string {
   // The includes (helpers, the TIME cache) go outside the per-decision function: made once per batch.
-  const includes = [...source.matchAll(INCLUDE_LINE)].map((m) => readFileSync(join(dir, 'includes', `${m[1]}.lua`), 'utf8'));
   return [
-    ...includes,
+    ...resolveIncludes(source, read),
     'local function decide(KEYS, ARGV)',
-    source.replace(INCLUDE_LINE, ''),
+    withoutIncludes(source),
     'end',
     'local per_call = tonumber(ARGV[1])',
     'local replies = {}',
@@ -104,6 +87,7 @@ function batchedLua(source: string, dir: string): string {
 export function loadScripts(): Map<string, LoadedScript> {
   if (loaded) return loaded;
   const dir = luaDir();
+  const read = includeReader(dir);
   const files = new Set(readdirSync(dir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)));
   const map = new Map<string, LoadedScript>();
   const add = (name: string, lua: string) => {
@@ -111,8 +95,8 @@ export function loadScripts(): Map<string, LoadedScript> {
   };
   for (const name of files) {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
-    add(name, expandIncludes(source, dir));
-    if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, dir));
+    add(name, expandIncludes(source, read));
+    if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, read));
   }
   loaded = map;
   return map;
@@ -121,6 +105,7 @@ export function loadScripts(): Map<string, LoadedScript> {
 /** One decision waiting to be sent, alone or with others of the same script. */
 export interface BatchableCall {
   readonly key: string;
+  /** ARGV in the script's order, built by name from the script table (src/limiters/decision-args.ts). */
   readonly args: readonly ScriptArg[];
   onReply(reply: unknown): void;
   onError(error: unknown): void;
@@ -151,8 +136,24 @@ export class ScriptRegistry {
     }
   }
 
-  /** EVALSHA `name` with `keys` and `args` (EVAL once on NOSCRIPT); the reply is whatever the script returns. */
-  run(name: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+  /**
+   * EVALSHA `name` with its KEYS and ARGV given by name (src/redis/script-table.ts), EVAL once on
+   * NOSCRIPT; the reply is whatever the script returns.
+   */
+  run<N extends ScriptName>(name: N, keys: ScriptKeys<N>, argv: ScriptArgv<N>): Promise<unknown> {
+    let k: string[];
+    let a: ScriptArg[];
+    try {
+      k = keysOf(name, keys);
+      a = argvOf(name, argv);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.runPositional(name, k, a);
+  }
+
+  /** `run` with KEYS and ARGV already laid out (the one-by-one path of a decision built by DecisionArgs). */
+  runPositional(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const s = this.scripts.get(name);
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     return this.client.evalsha(s.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
@@ -166,7 +167,7 @@ export class ScriptRegistry {
    * same script issued in this tick (in issue order), as one script call; alone when nothing joined it.
    * The client must be ready (the caller checks, so nothing ever waits in an offline queue).
    */
-  submit(name: string, call: BatchableCall): void {
+  submit(name: BatchedScript, call: BatchableCall): void {
     if (!this.scripts.has(batchName(name))) {
       this.send(name, [call]);
       return;

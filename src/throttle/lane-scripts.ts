@@ -34,8 +34,20 @@ export class LaneScripts {
     const t = this.timing;
     const reply = (await this.scripts.run(
       'throttle-admit',
-      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
-      [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
+      { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, job: this.keys.job(jobId) },
+      {
+        now,
+        jobId,
+        cost,
+        capacity: this.capacity,
+        laneIntervalUs: t.laneIntervalUs,
+        burst: this.burst,
+        globalIntervalUs: t.globalIntervalUs,
+        maxWaitUs: t.maxWaitUs,
+        laneId,
+        marginPpm: t.marginPpm,
+        idempotent: idempotent ? 1 : 0,
+      },
     )) as number[];
     const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
     switch (code) {
@@ -62,8 +74,20 @@ export class LaneScripts {
     const t = this.timing;
     const [go, at, nowUs] = (await this.scripts.run(
       'throttle-start',
-      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.global, this.keys.laneReservations(laneId)],
-      ['', laneMember(jobId, cost), cost, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.leadUs, t.marginPpm, laneId, t.lateToleranceUs, heldUs ?? ''],
+      { ...this.laneKeys(laneId), global: this.keys.global },
+      {
+        now: '',
+        member: laneMember(jobId, cost),
+        cost,
+        laneIntervalUs: t.laneIntervalUs,
+        burst: this.burst,
+        globalIntervalUs: t.globalIntervalUs,
+        leadUs: t.leadUs,
+        marginPpm: t.marginPpm,
+        laneId,
+        lateToleranceUs: t.lateToleranceUs,
+        heldUs: heldUs ?? '',
+      },
     )) as [number, number, number];
     return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, wakeUs: at, nowUs };
   }
@@ -71,7 +95,7 @@ export class LaneScripts {
   /** Takes admitted members back out of the lane (their jobs were never enqueued). */
   async release(laneId: string, members: string[]): Promise<number> {
     return Number(
-      await this.scripts.run('throttle-release', this.laneKeys(laneId), ['', laneId, 'release', ...members]),
+      await this.scripts.run('throttle-release', { ...this.laneKeys(laneId), jobs: [] }, { now: '', laneId, mode: 'release', members }),
     );
   }
 
@@ -79,25 +103,22 @@ export class LaneScripts {
   async repair(laneId: string, members: string[]): Promise<number> {
     const jobKeys = members.map((m) => this.keys.job(m.slice(0, m.lastIndexOf('|'))));
     return Number(
-      await this.scripts.run(
-        'throttle-release',
-        [...this.laneKeys(laneId), ...jobKeys],
-        ['', laneId, 'repair', ...members],
-      ),
+      await this.scripts.run('throttle-release', { ...this.laneKeys(laneId), jobs: jobKeys }, { now: '', laneId, mode: 'repair', members }),
     );
   }
 
-  private laneKeys(laneId: string): string[] {
-    return [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.laneReservations(laneId)];
+  /** The keys every script that changes a lane takes. */
+  private laneKeys(laneId: string) {
+    return { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, laneReservations: this.keys.laneReservations(laneId) };
   }
 
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
   async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
-    return Number(await this.scripts.run('throttle-pause', [this.keys.lane(laneId), this.keys.global], ['', Math.round(ms * 1000), scope]));
+    return Number(await this.scripts.run('throttle-pause', { lane: this.keys.lane(laneId), global: this.keys.global }, { now: '', pauseUs: Math.round(ms * 1000), scope }));
   }
 
   async state(laneId: string, now = ''): Promise<LaneState> {
-    const [slotUs, depth, jobs, nowUs] = (await this.scripts.run('throttle-lane', [this.keys.lane(laneId), this.keys.laneQueue(laneId)], [now])) as number[];
+    const [slotUs, depth, jobs, nowUs] = (await this.scripts.run('throttle-lane', { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId) }, { now })) as number[];
     return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };
   }
 }

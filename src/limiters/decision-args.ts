@@ -1,0 +1,46 @@
+// The ARGV of one decision, built by name: the policy's arguments laid out once per limiter in the
+// script's order (src/redis/script-table.ts); a call copies that template and sets its own few slots.
+// One array per decision, as a hand-written positional array would cost: this runs for every request.
+import { SluiceError } from '../errors.js';
+import { shapeOf, type BatchedScript, type ScriptArg } from '../redis/script-table.js';
+import { CALL_ARGS, type CallArgName } from './algorithm.js';
+
+export class DecisionArgs {
+  private readonly template: ScriptArg[];
+  private readonly nowAt: number;
+  private readonly costAt: number;
+  private readonly recordAt: number;
+  /** -1 when the script takes no lease id. */
+  private readonly leaseAt: number;
+
+  constructor(script: BatchedScript, policyArgs: object) {
+    const names = shapeOf(script).argv;
+    const byName = policyArgs as Readonly<Record<string, ScriptArg | undefined>>;
+    const isCallArg = (n: string): n is CallArgName => (CALL_ARGS as readonly string[]).includes(n);
+    this.template = names.map((n) => {
+      if (isCallArg(n)) return '';
+      const v = byName[n];
+      if (v === undefined) throw new SluiceError('SLUICE_ERR_SCRIPT', `${script}: argument '${n}' is missing`);
+      return v;
+    });
+    const at = (n: CallArgName, required: boolean) => {
+      const i = names.indexOf(n);
+      if (i < 0 && required) throw new SluiceError('SLUICE_ERR_SCRIPT', `${script}: a decision script takes '${n}'`);
+      return i;
+    };
+    this.nowAt = at('now', true);
+    this.costAt = at('cost', true);
+    this.recordAt = at('record', true);
+    this.leaseAt = at('leaseId', false);
+  }
+
+  /** The ARGV of a call at `now` (the script's time argument) of `cost`; `record` false = peek. */
+  build(now: ScriptArg, cost: number, record: boolean, leaseId: string): ScriptArg[] {
+    const args = this.template.slice();
+    args[this.nowAt] = now;
+    args[this.costAt] = cost;
+    args[this.recordAt] = record ? 1 : 0;
+    if (this.leaseAt >= 0) args[this.leaseAt] = leaseId;
+    return args;
+  }
+}

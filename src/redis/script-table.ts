@@ -1,0 +1,103 @@
+// The TS<->Lua seam: every lua/*.lua script with its KEYS and ARGV by name, in the order the script reads
+// them. Callers build arguments by name from here; test/unit/redis/script-table.test.ts holds each
+// script's header comment (`-- KEYS[i]  name: ...`, `-- ARGV[i]  name: ...`) to this table.
+import { SluiceError } from '../errors.js';
+
+/** Script arguments as Redis sees them. */
+export type ScriptArg = string | number;
+
+/** One script's signature. */
+export interface ScriptShape {
+  /** KEYS[1..n] by name. */
+  readonly keys: readonly string[];
+  /** ARGV[1..n] by name. */
+  readonly argv: readonly string[];
+  /** Name of a variable tail KEYS[n+1..] (a list), when the script takes one. */
+  readonly keysRest?: string;
+  /** Name of a variable tail ARGV[n+1..] (a list), when the script takes one. */
+  readonly argvRest?: string;
+  /**
+   * Also loaded in a batched form (several decisions in one script call, src/redis/scripts.ts): only for
+   * scripts with exactly one key and no variable tail.
+   */
+  readonly batched?: boolean;
+}
+
+/** Every script in lua/ (file name without `.lua`). Adding a script means adding it here, header and all. */
+export const SCRIPT_TABLE = {
+  'fixed-window': { keys: ['state'], argv: ['now', 'limit', 'windowMs', 'cost', 'record'], batched: true },
+  'sliding-log': { keys: ['state'], argv: ['now', 'limit', 'windowMs', 'cost', 'record', 'recordRejected'], batched: true },
+  'sliding-counter': { keys: ['state'], argv: ['now', 'limit', 'windowMs', 'cost', 'record', 'rounding'], batched: true },
+  'token-bucket': { keys: ['state'], argv: ['now', 'capacity', 'intervalUs', 'cost', 'record'], batched: true },
+  gcra: { keys: ['state'], argv: ['now', 'intervalUs', 'burst', 'cost', 'record'], batched: true },
+  'concurrency-acquire': { keys: ['state'], argv: ['now', 'limit', 'leaseMs', 'cost', 'record', 'leaseId'], batched: true },
+  'concurrency-release': { keys: ['state'], argv: ['leaseId'] },
+  'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
+  'throttle-admit': {
+    keys: ['lane', 'laneQueue', 'busy', 'job'],
+    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent'],
+  },
+  'throttle-start': {
+    keys: ['lane', 'laneQueue', 'busy', 'global', 'laneReservations'],
+    argv: ['now', 'member', 'cost', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'leadUs', 'marginPpm', 'laneId', 'lateToleranceUs', 'heldUs'],
+  },
+  'throttle-release': {
+    keys: ['lane', 'laneQueue', 'busy', 'laneReservations'],
+    keysRest: 'jobs',
+    argv: ['now', 'laneId', 'mode'],
+    argvRest: 'members',
+  },
+  'throttle-lane': { keys: ['lane', 'laneQueue'], argv: ['now'] },
+  'throttle-pause': { keys: ['lane', 'global'], argv: ['now', 'pauseUs', 'scope'] },
+} as const satisfies Record<string, ScriptShape>;
+
+export type ScriptName = keyof typeof SCRIPT_TABLE;
+
+/** The scripts, in table order. */
+export const SCRIPT_NAMES = Object.keys(SCRIPT_TABLE) as ScriptName[];
+
+type Shape<N extends ScriptName> = (typeof SCRIPT_TABLE)[N];
+/** `{ [rest name]: V[] }` when the shape declares that tail, else nothing. */
+type Tail<S, F extends 'keysRest' | 'argvRest', V> = S extends { readonly [K in F]: infer R extends string } ? { readonly [K in R]: readonly V[] } : unknown;
+
+/** A script's KEYS by name (a declared tail is a list under its name). */
+export type ScriptKeys<N extends ScriptName> = { readonly [K in Shape<N>['keys'][number]]: string } & Tail<Shape<N>, 'keysRest', string>;
+/** A script's ARGV by name (a declared tail is a list under its name). */
+export type ScriptArgv<N extends ScriptName> = { readonly [K in Shape<N>['argv'][number]]: ScriptArg } & Tail<Shape<N>, 'argvRest', ScriptArg>;
+
+/** The scripts that also have a batched form: the decision scripts. */
+export type BatchedScript = { [N in ScriptName]: Shape<N> extends { readonly batched: true } ? N : never }[ScriptName];
+
+/** The shape of `name`, seen without its literal types. */
+export function shapeOf(name: ScriptName): ScriptShape {
+  return SCRIPT_TABLE[name];
+}
+
+/** Lays named values out in the order `names` gives, then the tail; a missing name is a programming error. */
+function ordered<V>(script: string, what: string, names: readonly string[], values: object, rest: string | undefined): V[] {
+  const byName = values as Readonly<Record<string, V | readonly V[] | undefined>>;
+  const out: V[] = [];
+  for (const n of names) {
+    const v = byName[n];
+    if (v === undefined) throw new SluiceError('SLUICE_ERR_SCRIPT', `${script}: ${what} '${n}' is missing`);
+    out.push(v as V);
+  }
+  if (rest !== undefined) {
+    const tail = byName[rest];
+    if (!Array.isArray(tail)) throw new SluiceError('SLUICE_ERR_SCRIPT', `${script}: ${what} list '${rest}' is missing`);
+    for (const v of tail as readonly V[]) out.push(v);
+  }
+  return out;
+}
+
+/** `keys` as the positional KEYS array of `name`. */
+export function keysOf<N extends ScriptName>(name: N, keys: ScriptKeys<N>): string[] {
+  const s = shapeOf(name);
+  return ordered<string>(name, 'key', s.keys, keys, s.keysRest);
+}
+
+/** `argv` as the positional ARGV array of `name`. */
+export function argvOf<N extends ScriptName>(name: N, argv: ScriptArgv<N>): ScriptArg[] {
+  const s = shapeOf(name);
+  return ordered<ScriptArg>(name, 'argument', s.argv, argv, s.argvRest);
+}
