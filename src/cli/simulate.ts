@@ -3,13 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { Option } from 'commander';
 import { SluiceError } from '../errors.js';
-import { parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from '../limiters/policy.js';
+import { DEFAULT_BURST } from '../limiters/gcra.js';
+import { ALGORITHM_ALIASES, parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from '../limiters/policy.js';
 import { parseDuration } from '../rules/duration.js';
 import type { CommandModule } from './io.js';
 import { replayModels, replayRedis } from './simulate-run.js';
 import { renderReplay, replayJson } from './simulate-table.js';
 
 const ALGORITHMS: readonly Algorithm[] = ['fixed-window', 'sliding-log', 'sliding-counter', 'token-bucket', 'leaky-bucket', 'concurrency'];
+/** What --algorithm and --compare accept: the algorithms and their other names (`gcra`). */
+const ALGORITHM_NAMES: readonly string[] = [...ALGORITHMS, ...Object.keys(ALGORITHM_ALIASES)];
 
 /** The simulate flags, as commander parses them. */
 export interface SimulateFlags {
@@ -53,11 +56,12 @@ function duration(flag: string, text: string | undefined): number | undefined {
 /**
  * The policy one algorithm gets from the shared flags. `--limit` per `--window` maps as in the
  * rules file: windows {limit, windowMs}; token bucket {capacity: limit, refill: limit / window};
- * leaky bucket {rate: limit / window, burst: --burst or 0}. Explicit flags (--capacity,
- * --refill-per-second, --rate-per-second) win.
+ * leaky bucket {rate: limit / window, burst: --burst or the policy's default}. Explicit flags
+ * (--capacity, --refill-per-second, --rate-per-second) win. `gcra` is another name of leaky-bucket.
  */
-export function policyFromFlags(algorithm: string, f: SimulateFlags): Policy {
-  if (!(ALGORITHMS as readonly string[]).includes(algorithm)) throw invalid(`unknown algorithm '${algorithm}' (one of ${ALGORITHMS.join(', ')})`);
+export function policyFromFlags(name: string, f: SimulateFlags): Policy {
+  if (!ALGORITHM_NAMES.includes(name)) throw invalid(`unknown algorithm '${name}' (one of ${ALGORITHM_NAMES.join(', ')})`);
+  const algorithm: string = (ALGORITHM_ALIASES as Record<string, Algorithm>)[name] ?? name;
   const limit = number('limit', f.limit);
   const windowMs = duration('window', f.window);
   const perSecond = limit !== undefined && windowMs !== undefined ? (limit * 1000) / windowMs : undefined;
@@ -74,13 +78,14 @@ export function policyFromFlags(algorithm: string, f: SimulateFlags): Policy {
       Object.assign(input, { capacity: number('capacity', f.capacity) ?? limit, refillPerSecond: number('refill-per-second', f.refillPerSecond) ?? perSecond });
       break;
     case 'leaky-bucket':
-      Object.assign(input, { ratePerSecond: number('rate-per-second', f.ratePerSecond) ?? perSecond, burst: number('burst', f.burst) ?? 0 });
+      Object.assign(input, { ratePerSecond: number('rate-per-second', f.ratePerSecond) ?? perSecond });
+      if (f.burst !== undefined) input.burst = number('burst', f.burst);
       break;
     case 'concurrency':
       Object.assign(input, { limit, leaseMs: duration('lease', f.lease) });
       break;
   }
-  return parseFlagPolicy(input as PolicyInput, `--algorithm ${algorithm}`);
+  return parseFlagPolicy(input as PolicyInput, `--algorithm ${name}`);
 }
 
 function parseFlagPolicy(input: unknown, from: string): Policy {
@@ -140,14 +145,14 @@ export const simulateCommand: CommandModule = {
       .command('simulate')
       .description('replay call times through policies with an injected clock and print every decision')
       .option('--policy <json>', 'a policy as JSON, e.g. \'{"algorithm":"fixed-window","limit":5,"windowMs":60000}\' (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
-      .addOption(new Option('-a, --algorithm <name>', 'a policy from the flags below').choices(ALGORITHMS))
+      .addOption(new Option('-a, --algorithm <name>', 'a policy from the flags below (gcra = leaky-bucket)').choices(ALGORITHM_NAMES))
       .option('--compare <algorithms>', 'also run these algorithms (comma-separated) with the same flags, side by side')
       .option('--limit <n>', 'calls per window (windows, concurrency); capacity of a token bucket')
       .option('--window <duration>', "window, e.g. '60s' or '1m'")
       .option('--capacity <n>', 'token bucket: capacity (default --limit)')
       .option('--refill-per-second <n>', 'token bucket: refill rate (default limit / window)')
       .option('--rate-per-second <n>', 'leaky bucket: rate (default limit / window)')
-      .option('--burst <n>', 'leaky bucket: burst (default 0)')
+      .option('--burst <n>', `leaky bucket: burst (default ${DEFAULT_BURST})`)
       .option('--record-rejected', 'sliding log: refused calls are logged too (log-all)')
       .option('--rounding <mode>', 'sliding counter: floor or ceil')
       .option('--lease <duration>', 'concurrency: lease')

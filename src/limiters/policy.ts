@@ -6,7 +6,7 @@ import { describeIssues, issuesOf } from '../validation.js';
 import type { AlgorithmSpec } from './algorithm.js';
 import { concurrency, concurrencyPolicy } from './concurrency.js';
 import { fixedWindow, fixedWindowPolicy } from './fixed-window.js';
-import { gcra, leakyBucketPolicy } from './gcra.js';
+import { LEAKY_BUCKET_ALIAS, gcra, leakyBucketPolicy } from './gcra.js';
 import { slidingCounter, slidingCounterPolicy } from './sliding-counter.js';
 import { slidingLog, slidingLogPolicy } from './sliding-log.js';
 import { tokenBucket, tokenBucketPolicy } from './token-bucket.js';
@@ -25,6 +25,9 @@ export type Policy = z.infer<typeof policySchema>;
 /** A policy as written by a user (defaults optional). */
 export type PolicyInput = z.input<typeof policySchema>;
 export type Algorithm = Policy['algorithm'];
+
+/** Other names an algorithm is accepted under (in code, the rules file and `simulate`); parsing says the name itself. */
+export const ALGORITHM_ALIASES = { [LEAKY_BUCKET_ALIAS]: 'leaky-bucket' } as const satisfies Record<string, Algorithm>;
 
 export const ALGORITHMS = {
   'fixed-window': fixedWindow,

@@ -2,6 +2,7 @@
 // parameters, and the per-rule `fail_mode`, `timeout` and `shadow_mode`. Shared by descriptor
 // nodes and plans.
 import { z } from 'zod';
+import { ALGORITHM_ALIASES } from '../limiters/policy.js';
 import { durationSchema } from './duration.js';
 
 /** Names that end up in metric labels, key namespaces and logs. */
@@ -21,6 +22,12 @@ export const RATE_ALGORITHMS = ['fixed-window', 'sliding-log', 'sliding-counter'
 /** Algorithms a `policy:` block can name. */
 export const ALL_ALGORITHMS = [...RATE_ALGORITHMS, 'concurrency'] as const;
 
+/** One of `names`, or another name of one of them (`gcra` for `leaky-bucket`), read as the name itself. */
+function algorithmSchema<const A extends readonly [string, ...string[]]>(names: A) {
+  const aliases = Object.keys(ALGORITHM_ALIASES).filter((alias) => names.includes(ALGORITHM_ALIASES[alias as keyof typeof ALGORITHM_ALIASES]));
+  return z.enum([...names, ...aliases] as [string, ...string[]]).transform((a) => ((ALGORITHM_ALIASES as Record<string, string>)[a] ?? a) as A[number]);
+}
+
 /** `requests_per_unit` calls per `unit`, Envoy style; `burst` only for the leaky bucket (GCRA). */
 export const rateLimitSchema = z
   .object({
@@ -39,7 +46,7 @@ export type RateLimitSpec = z.infer<typeof rateLimitSchema>;
  */
 export const policyBlockSchema = z
   .object({
-    algorithm: z.enum(ALL_ALGORITHMS),
+    algorithm: algorithmSchema(ALL_ALGORITHMS),
     limit: z.number().int().positive().max(1e12).optional(),
     window: durationSchema().optional(),
     capacity: z.number().int().positive().max(1e12).optional(),
@@ -58,7 +65,7 @@ export type PolicyBlock = z.infer<typeof policyBlockSchema>;
 export const limitShape = {
   rate_limit: rateLimitSchema.optional(),
   /** Algorithm of a `rate_limit` (default sliding-counter). */
-  algorithm: z.enum(RATE_ALGORITHMS).optional(),
+  algorithm: algorithmSchema(RATE_ALGORITHMS).optional(),
   policy: policyBlockSchema.optional(),
   fail_mode: z.enum(['open', 'closed']).optional(),
   timeout: durationSchema({ maxMs: 60_000 }).optional(),

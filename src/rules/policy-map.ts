@@ -40,7 +40,7 @@ const SHARED_PATH: Record<string, readonly string[]> = { failMode: ['fail_mode']
  * The policy input a rule's limit fields describe, or undefined when they describe none
  * (no `rate_limit` and no `policy`). A `rate_limit` of n per unit maps to:
  * windows {limit: n, windowMs: unit}; token bucket {capacity: n, refillPerSecond: n / unit};
- * leaky bucket {ratePerSecond: n / unit, burst: rate_limit.burst ?? 0}.
+ * leaky bucket {ratePerSecond: n / unit, burst: rate_limit.burst} (without one, the policy's default burst).
  * @param name the policy name (the rule's name: its key namespace, metric label and log field).
  */
 export function policyInputOf(limit: LimitPart, name: string | undefined): PolicyInput | undefined {
@@ -69,7 +69,7 @@ export function policyInputOf(limit: LimitPart, name: string | undefined): Polic
     case 'token-bucket':
       return { algorithm, capacity: n, refillPerSecond: perSecond, ...shared };
     case 'leaky-bucket':
-      return { algorithm, ratePerSecond: perSecond, burst: rl.burst ?? 0, ...shared };
+      return { algorithm, ratePerSecond: perSecond, ...(rl.burst === undefined ? {} : { burst: rl.burst }), ...shared };
     default:
       return { algorithm, limit: n, windowMs: unitMs, ...shared } as PolicyInput;
   }
