@@ -11,6 +11,7 @@ import type { Policy, PolicyInput } from './limiters/policy.js';
 import { bullClientFor } from './throttle/bull.js';
 import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
 import type { ThrottleContext } from './throttle/context.js';
+import { sameConfig } from './validation.js';
 import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
 import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
@@ -101,7 +102,7 @@ export function createSluice(options: SluiceOptions): Sluice {
       assertName(name, 'throttle name');
       const existing = throttles.get(name);
       const t = new Throttle(throttleContext, name, config);
-      if (existing && JSON.stringify(existing.config) === JSON.stringify(t.config)) return existing;
+      if (existing && sameConfig(existing.config, t.config)) return existing;
       // A new configuration (e.g. the rules file changed) replaces the old one for new admissions.
       if (existing) void existing.close().catch(() => undefined);
       throttles.set(name, t);

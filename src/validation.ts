@@ -1,4 +1,5 @@
 // Turns zod issues into the messages sluice shows: every issue, each naming its field path.
+import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
 
 /** One validation problem, with the dotted path of the field it concerns. */
@@ -38,4 +39,13 @@ function joinPath(path: readonly PropertyKey[]): string {
 /** "field: message; other.field: message" — for error messages. */
 export function describeIssues(issues: Issue[]): string {
   return issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+}
+
+/**
+ * "Did this configuration change?": the one test, for every cache of things made from a configuration
+ * (a throttle per name, a queue's throttle, the running workers). Deep equality, so neither key order
+ * nor a fresh copy of the same values counts as a change.
+ */
+export function sameConfig(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(a, b);
 }

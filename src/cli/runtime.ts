@@ -6,6 +6,7 @@ import { SluiceError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
 import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
+import { sameConfig } from '../validation.js';
 import type { ProcessConfig } from './process-config.js';
 import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
 
@@ -45,15 +46,14 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   // Workers follow the rules file too: when a queue's settings or handler change, they restart on
   // the new ones (after the jobs in flight finish), so the gate enforces what admission uses.
   let mod: WorkersEntry | undefined;
-  let queuesJson = JSON.stringify(initial.queues);
+  let runningQueues = initial.queues;
   let restarting: Promise<void> = Promise.resolve();
   let closingStarted = false;
   const restartWorkers = (next: Rules) =>
     (restarting = restarting.then(async () => {
       if (!mod || !workers || closingStarted) return;
-      const json = JSON.stringify(next.queues);
-      if (json === queuesJson) return;
-      queuesJson = json;
+      if (sameConfig(next.queues, runningQueues)) return;
+      runningQueues = next.queues;
       await workers.close();
       try {
         workers = await mod.runWorkers(sluice, next.queues, { concurrency: config.concurrency });

@@ -12,10 +12,12 @@
 // Every value is true for the algorithm that decided (see quota.ts): a field a decision cannot know
 // exactly is left out, never estimated.
 import { byRestriction, quotaView, type HeaderInput, type QuotaView } from './quota.js';
+import { retryAfterSeconds } from './retry-after.js';
 
 /** The inputs and quota facts the header functions work from (see quota.ts). */
 export type { HeaderInput, QuotaView } from './quota.js';
 export { quotaView, byRestriction } from './quota.js';
+export { retryAfterSeconds } from './retry-after.js';
 
 /** One response header: name and value. A field may appear once per response. */
 export type HeaderPair = readonly [name: string, value: string];
@@ -53,7 +55,7 @@ export function retryAfterHeaders(inputs: readonly HeaderInput[]): HeaderPair[] 
   const refused = inputs.filter((i) => !i.decision.allowed);
   if (refused.length === 0) return [];
   const ms = Math.max(...refused.map((i) => i.decision.retryAfterMs));
-  return [['Retry-After', String(Math.max(1, Math.ceil(ms / 1000)))]];
+  return [['Retry-After', String(retryAfterSeconds(ms))]];
 }
 
 /**

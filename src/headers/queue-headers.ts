@@ -1,6 +1,7 @@
 // Rate-limit headers of a refused queue submit, true to a leaky bucket used as a queue: its quota is
 // the lane's capacity, its window the time a full lane takes to drain at the rate, nothing remains
 // (the submit was refused), and the reset is when a submit of the same cost would be admitted.
+import { retryAfterSeconds } from './retry-after.js';
 import { DEFAULT_HEADER_SELECTION, type HeaderPair, type HeaderSelection } from './headers.js';
 
 export interface QueueRefusal {
@@ -11,7 +12,7 @@ export interface QueueRefusal {
 }
 
 export function queueRefusalHeaders(r: QueueRefusal, nowMs: number, selection: HeaderSelection = {}): HeaderPair[] {
-  const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+  const seconds = retryAfterSeconds(r.retryAfterMs);
   // Nothing can be admitted before the reset, whichever the reason (a full lane, or a wait too long).
   const remaining = 0;
   // The drain time of a full lane, only when it is a whole number of seconds (the drafts have no fractions).

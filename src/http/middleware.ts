@@ -7,7 +7,7 @@ import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sluice } from '../sluice.js';
 import type { DescriptorEntry, Rule, Rules } from '../rules/index.js';
-import { rateLimitHeaders, type HeaderInput, type HeaderSelection } from '../headers/headers.js';
+import { rateLimitHeaders, retryAfterSeconds, type HeaderInput, type HeaderSelection } from '../headers/headers.js';
 import { requestInfo } from './request-info.js';
 import { RuleLimiters, decideRules, identityHash, type RuleDecision } from './rule-decisions.js';
 import { rulesSourceOf, type RulesSource } from '../rules/rules-source.js';
@@ -118,7 +118,7 @@ function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, identify:
 /** 429 with Retry-After (already set with the other headers) and the JSON body clients expect. */
 function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefined, version: string, hash: (v: string) => string): void {
   const refusing = enforced.filter((r) => !r.decision!.allowed);
-  const retryAfter = Math.max(1, ...refusing.map((r) => Math.ceil(r.decision!.retryAfterMs / 1000)));
+  const retryAfter = retryAfterSeconds(Math.max(0, ...refusing.map((r) => r.decision!.retryAfterMs)));
   if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
   for (const r of refusing) {
     logger?.info(

@@ -3,16 +3,17 @@
 import type { QueueRule } from '../rules/index.js';
 import type { Sluice } from '../sluice.js';
 import type { Throttle } from '../throttle/throttle.js';
+import { sameConfig } from '../validation.js';
 
 export class QueueThrottles {
-  private readonly made = new Map<string, { settings: string; throttle: Throttle }>();
+  private readonly made = new Map<string, { settings: QueueRule['throttle']; throttle: Throttle }>();
 
   constructor(private readonly sluice: Sluice) {}
 
   of(queue: QueueRule): Throttle {
-    const settings = JSON.stringify(queue.throttle);
+    const settings = queue.throttle;
     const known = this.made.get(queue.name);
-    if (known && known.settings === settings) return known.throttle;
+    if (known && sameConfig(known.settings, settings)) return known.throttle;
     const throttle = this.sluice.throttle(queue.name, queue.throttle);
     this.made.set(queue.name, { settings, throttle });
     return throttle;

@@ -10,6 +10,7 @@ import type { ScriptArg } from '../redis/script-table.js';
 import type { BatchableCall, ScriptRegistry } from '../redis/scripts.js';
 import type { AlgorithmSpec } from './algorithm.js';
 import { newLeaseId } from './concurrency.js';
+import { checkCost } from './cost.js';
 import { DecisionArgs } from './decision-args.js';
 import { decisionFromReply, type Decision, type DecisionOptions } from './decision.js';
 import { parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from './policy.js';
@@ -111,7 +112,7 @@ export class Limiter {
     let leaseId: string;
     try {
       if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
-      const cost = this.checkCost(options.cost);
+      const cost = checkCost(options.cost, this.maxCost, "the policy's limit", 'such a call could never be allowed');
       k = this.keyOf(key, options);
       const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
       leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
@@ -186,19 +187,6 @@ export class Limiter {
     });
   }
 
-  private checkCost(cost: number | undefined): number {
-    if (cost === undefined) return 1;
-    if (!Number.isInteger(cost) || cost < 1) {
-      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: must be an integer >= 1 (got ${String(cost)})`);
-    }
-    if (cost > this.maxCost) {
-      throw new SluiceError(
-        'SLUICE_ERR_INVALID_COST',
-        `cost: ${cost} is larger than the policy's limit ${this.maxCost}; such a call could never be allowed`,
-      );
-    }
-    return cost;
-  }
 
   private requireConcurrency(what: string): void {
     if (this.policy.algorithm !== 'concurrency') {

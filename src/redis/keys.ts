@@ -17,7 +17,13 @@ export const KEY_VERSION = 'v1';
 /** Characters an identity may keep verbatim; anything else (`{`, `}`, `:`, spaces, controls, ...) forces a hash. */
 const SAFE_IDENTITY = /^[A-Za-z0-9._@+=/-]{1,64}$/;
 const SAFE_PREFIX = /^[a-z0-9][a-z0-9_-]{0,31}$/;
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/**
+ * A policy, rule, plan, domain, queue or throttle name: it ends up in key namespaces, metric labels and
+ * logs. The one definition (the policy schema and the rules file use it too).
+ */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** How {@link NAME_PATTERN} reads in an error message. */
+export const NAME_RULE = 'letters, digits, ".", "_", "-", starting with a letter or digit (at most 64)';
 
 /** Marks an identity value as secret (an API key, a token): it is always hashed. */
 export interface IdentityOptions {
@@ -73,7 +79,7 @@ export class KeyBuilder {
 
 /** Throws unless `name` is a safe policy or throttle name (letters, digits, `.`, `_`, `-`; at most 64). */
 export function assertName(name: string, what: string): void {
-  if (typeof name !== 'string' || !SAFE_NAME.test(name)) {
-    throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `${what}: must match ${SAFE_NAME} (got '${String(name)}')`);
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `${what}: must match ${NAME_PATTERN} (got '${String(name)}')`);
   }
 }

@@ -3,12 +3,11 @@
 // nodes and plans.
 import { z } from 'zod';
 import { ALGORITHM_ALIASES } from '../limiters/policy.js';
+import { NAME_PATTERN, NAME_RULE } from '../limiters/policy-base.js';
 import { durationSchema } from './duration.js';
 
-/** Names that end up in metric labels, key namespaces and logs. */
-export const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** A rule, plan, domain or queue name (see {@link NAME}). */
-export const nameSchema = z.string().regex(NAME, 'letters, digits, ".", "_", "-", starting with a letter or digit (at most 64)');
+/** A rule, plan, domain or queue name (the one name pattern, src/redis/keys.ts). */
+export const nameSchema = z.string().regex(NAME_PATTERN, NAME_RULE);
 
 /** The units of a `rate_limit`. */
 export const TIME_UNITS = ['second', 'minute', 'hour', 'day'] as const;

@@ -14,6 +14,7 @@ import { LaneScripts, type AdmitReply } from './lane-scripts.js';
 import { checkPayload } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { sleep } from './sleep.js';
+import { checkCost } from '../limiters/cost.js';
 
 export interface SubmitOptions extends IdentityOptions {
   /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
@@ -82,7 +83,7 @@ export class Throttle {
 
   /** Admits `payload` into `key`'s lane, or refuses with the exact time until it would be admitted. */
   async submit(key: string, payload: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
-    const cost = this.checkCost(options.cost);
+    const cost = checkCost(options.cost, this.config.capacity, 'the lane capacity', 'it could never be admitted');
     checkPayload(payload, this.config.maxPayloadBytes);
     const laneId = this.keys.laneId(key, options);
     const jobId = this.keys.jobId(options.id);
@@ -162,7 +163,7 @@ export class Throttle {
    * Nothing survives this process: for durable work use submit() and a worker.
    */
   async schedule<T>(key: string, fn: () => T | Promise<T>, options: Omit<SubmitOptions, 'id' | 'nowMs'> = {}): Promise<T> {
-    const cost = this.checkCost(options.cost);
+    const cost = checkCost(options.cost, this.config.capacity, 'the lane capacity', 'it could never be admitted');
     const laneId = this.keys.laneId(key, options);
     const jobId = `p${this.keys.jobId().slice(1)}`;
     const reply = await this.withinDeadline('schedule', async () => {
@@ -261,16 +262,6 @@ export class Throttle {
     });
   }
 
-  private checkCost(cost: number | undefined): number {
-    if (cost === undefined) return 1;
-    if (!Number.isInteger(cost) || cost < 1) {
-      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: must be an integer >= 1 (got ${String(cost)})`);
-    }
-    if (cost > this.config.capacity) {
-      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: ${cost} is larger than the lane capacity ${this.config.capacity}; it could never be admitted`);
-    }
-    return cost;
-  }
 }
 
 function nowArg(nowMs: number | undefined): string {

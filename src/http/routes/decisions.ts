@@ -5,6 +5,7 @@ import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
 import { SluiceError } from '../../errors.js';
+import { retryAfterSeconds } from '../../headers/retry-after.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
 import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
 import { descriptorIdentity, type DescriptorEntry, type Rule } from '../../rules/index.js';
@@ -54,7 +55,7 @@ export function decisionsRoute(deps: AppDeps): Router {
       }
     });
     const retryAfterMs = Math.max(0, ...results.filter((r) => r.decision && !r.decision.allowed && !r.rule.shadowMode).map((r) => r.decision!.retryAfterMs));
-    res.json({ allowed, ...(allowed ? {} : { retry_after: Math.max(1, Math.ceil(retryAfterMs / 1000)) }), statuses });
+    res.json({ allowed, ...(allowed ? {} : { retry_after: retryAfterSeconds(retryAfterMs) }), statuses });
   });
   router.post('/v1/decisions/release', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
     const body = parseBody(releaseBodySchema, req);

@@ -6,6 +6,7 @@ import type { AppDeps } from '../deps.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { queueRefusalHeaders } from '../../headers/queue-headers.js';
+import { retryAfterSeconds } from '../../headers/retry-after.js';
 import type { QueueThrottles } from '../queue-throttles.js';
 import { requestInfo } from '../request-info.js';
 import { identityHash } from '../rule-decisions.js';
@@ -39,8 +40,9 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
     if (!result.admitted) {
       const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, retryAfterMs: result.retryAfterMs };
       for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers ?? rules.responseHeaders)) res.setHeader(name, value);
-      if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
-      const retryAfter = Number(res.getHeader('Retry-After'));
+      // The body's retry_after and the header are one number, computed once (never read back from the response).
+      const retryAfter = retryAfterSeconds(result.retryAfterMs);
+      if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
       deps.logger.info(
         { event: 'refused', queue: queue.name, identity: identityHash(key, (v) => deps.sluice.keys.hash(v)), rulesVersion: rules.version, reason: result.reason },
         'submit refused',
