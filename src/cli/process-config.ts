@@ -9,7 +9,9 @@ export const processConfigSchema = z
     /** The rules file (--config, SLUICE_CONFIG). */
     config: z.string().min(1, 'required: --config FILE or SLUICE_CONFIG'),
     /** --redis-url, SLUICE_REDIS_URL. */
-    redisUrl: z.string().regex(/^(rediss?|redis-cluster):\/\//, 'must be a redis://, rediss:// or redis-cluster://host:port,... URL'),
+    redisUrl: z
+      .string()
+      .regex(/^(rediss?|redis-cluster|redis-sentinel):\/\//, 'must be a redis://, rediss://, redis-cluster://host:port,... or redis-sentinel://host:port,.../mastername URL'),
     /** --port, PORT (serve). */
     port: z.coerce.number().int().min(0).max(65_535),
     /** --host, HOST (serve). */

@@ -2,13 +2,15 @@
 // decision from hanging while Redis is down and from being silently sent twice after a reconnect.
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { SluiceError } from '../errors.js';
+import { SENTINEL_SCHEME, sentinelOptions } from './sentinel-url.js';
 
 /** A connected ioredis client: one node or a cluster. */
 export type RedisClient = Redis | Cluster;
 
 /**
  * What createSluice accepts as `redis`: a client you own, a `redis://` / `rediss://` URL, a
- * `redis-cluster://host:port,host:port` URL, or cluster seed nodes.
+ * `redis-cluster://host:port,host:port` URL, a `redis-sentinel://host:port,host:port/mastername` URL
+ * (see sentinel-url.ts), or cluster seed nodes.
  */
 export type RedisTarget = RedisClient | string | { url: string } | { cluster: ClusterNode[] };
 
@@ -40,10 +42,14 @@ export function createRedisClient(target: RedisTarget, overrides: RedisOptions =
   if (typeof target === 'string' && target.startsWith('redis-cluster://')) {
     return createRedisClient({ cluster: clusterSeeds(target) }, overrides);
   }
+  const text = typeof target === 'string' ? target : 'url' in target ? target.url : undefined;
+  if (text?.startsWith(SENTINEL_SCHEME)) {
+    return { client: new Redis({ ...HOT_PATH_OPTIONS, ...sentinelOptions(text), ...overrides }), owned: true };
+  }
   if (typeof target === 'string' || 'url' in target) {
     const url = typeof target === 'string' ? target : target.url;
     if (!/^rediss?:\/\//.test(url)) {
-      throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: expected a redis:// or rediss:// URL, got '${url}'`);
+      throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: expected a redis://, rediss://, redis-cluster:// or redis-sentinel:// URL, got '${url.replace(/\/\/[^@/]*@/, '//***@')}'`);
     }
     return { client: new Redis(url, { ...HOT_PATH_OPTIONS, ...overrides }), owned: true };
   }
