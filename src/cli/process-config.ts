@@ -26,6 +26,15 @@ export const processConfigSchema = z
     concurrency: z.coerce.number().int().positive(),
     /** A port where `sluice worker` serves /metrics and /healthz (--metrics-port, SLUICE_METRICS_PORT). */
     metricsPort: z.coerce.number().int().min(0).max(65_535).optional(),
+    /**
+     * Slow clients (serve, dev): the whole request head must arrive within headersTimeoutMs
+     * (--headers-timeout, SLUICE_HEADERS_TIMEOUT_MS), the whole request within requestTimeoutMs
+     * (--request-timeout, SLUICE_REQUEST_TIMEOUT_MS; 0 = none), and an idle keep-alive connection is
+     * closed after keepAliveTimeoutMs (--keep-alive-timeout, SLUICE_KEEP_ALIVE_TIMEOUT_MS).
+     */
+    headersTimeoutMs: z.coerce.number().int().positive(),
+    requestTimeoutMs: z.coerce.number().int().min(0),
+    keepAliveTimeoutMs: z.coerce.number().int().positive(),
     /** pino level (LOG_LEVEL). */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   })
@@ -42,6 +51,9 @@ export interface ProcessFlags {
   bodyLimit?: string;
   concurrency?: string;
   metricsPort?: string;
+  headersTimeout?: string;
+  requestTimeout?: string;
+  keepAliveTimeout?: string;
 }
 
 export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.ProcessEnv = process.env): ProcessConfig {
@@ -57,9 +69,17 @@ export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.Pro
     ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
     concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',
     ...((flags.metricsPort ?? env.SLUICE_METRICS_PORT) !== undefined ? { metricsPort: flags.metricsPort ?? env.SLUICE_METRICS_PORT } : {}),
+    headersTimeoutMs: flags.headersTimeout ?? env.SLUICE_HEADERS_TIMEOUT_MS ?? '10000',
+    requestTimeoutMs: flags.requestTimeout ?? env.SLUICE_REQUEST_TIMEOUT_MS ?? '30000',
+    keepAliveTimeoutMs: flags.keepAliveTimeout ?? env.SLUICE_KEEP_ALIVE_TIMEOUT_MS ?? '5000',
     logLevel: env.LOG_LEVEL ?? 'info',
   };
-  const parsed = processConfigSchema.safeParse(raw);
+  const parsed = processConfigSchema
+    .refine((c) => c.requestTimeoutMs === 0 || c.requestTimeoutMs >= c.headersTimeoutMs, {
+      path: ['requestTimeoutMs'],
+      message: 'must be 0 (none) or at least headersTimeoutMs',
+    })
+    .safeParse(raw);
   if (!parsed.success) {
     const issues = issuesOf(parsed.error);
     throw new SluiceError('SLUICE_ERR_INVALID_CONFIG', `invalid configuration: ${describeIssues(issues)}`, { details: issues });

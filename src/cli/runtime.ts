@@ -1,6 +1,6 @@
 // The composition root: wires Redis, the rules watcher, metrics, the HTTP listener and the queue
 // workers of one process, and shuts them down in order on SIGTERM/SIGINT.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { SluiceError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -78,7 +78,9 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       const createApp = await loadCreateApp();
       const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
       server = await new Promise<Server>((resolve, reject) => {
-        const s = app.listen(config.port, config.host, () => resolve(s));
+        const s = createServer(slowClientOptions(config), app);
+        s.keepAliveTimeout = config.keepAliveTimeoutMs;
+        s.listen(config.port, config.host, () => resolve(s));
         s.once('error', reject);
       });
       const bound = server.address();
@@ -142,6 +144,21 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     return closing;
   };
   return { sluice, logger, ...(address ? { address } : {}), close, closed };
+}
+
+/**
+ * Limits on slow clients (docs/operations.md#slow-clients). Node checks headersTimeout and
+ * requestTimeout every connectionsCheckingInterval (default 30 s, which would let a slowloris
+ * connection live that long past its limit): checked every second, or sooner for short limits.
+ */
+function slowClientOptions(config: ProcessConfig): ServerOptions {
+  const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs || Number.POSITIVE_INFINITY);
+  return {
+    headersTimeout: config.headersTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(shortest / 4))),
+  };
 }
 
 /** Closes the runtime on SIGTERM or SIGINT (a second signal, or 25 s, forces the exit). */
