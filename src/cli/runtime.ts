@@ -8,6 +8,7 @@ import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/i
 import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
 import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
+import { checkMemoryPolicy } from './memory-policy-check.js';
 
 export interface RuntimeParts {
   server: boolean;
@@ -36,6 +37,9 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     ...(config.hashSecret ? { hashSecret: config.hashSecret } : {}),
     ...(config.prefix ? { prefix: config.prefix } : {}),
   });
+
+  // Advisory, in the background: a start never waits on it or fails for it.
+  void checkMemoryPolicy(sluice.redis, logger);
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
