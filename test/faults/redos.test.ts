@@ -5,9 +5,9 @@
 // linear, ~100 when quadratic, unbounded when a regex backtracks) and asserts a bound that any
 // catastrophic case would blow by orders of magnitude.
 import { describe, expect, it } from 'vitest';
-import { resolveClientIp, TrustedProxies } from '../../src/http/identity.js';
-import { parseIp } from '../../src/http/ip.js';
-import { checkRoutePattern, normalizePath, RouteGroups } from '../../src/http/route-groups.js';
+import { resolveClientIp, TrustedProxies } from '../../src/request/identity.js';
+import { parseIp } from '../../src/request/ip.js';
+import { checkRoutePattern, normalizePath, RouteGroups } from '../../src/request/route-groups.js';
 import { reportFigure } from '../helpers/figures.js';
 
 /** Hostile paths of about `size` characters. */
