@@ -9,6 +9,7 @@ import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
 import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
 import { checkMemoryPolicy } from './memory-policy-check.js';
+import { watchAuthErrors } from './redis-auth-check.js';
 
 export interface RuntimeParts {
   server: boolean;
@@ -40,6 +41,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
 
   // Advisory, in the background: a start never waits on it or fails for it.
   void checkMemoryPolicy(sluice.redis, logger);
+  watchAuthErrors(sluice.redis, logger);
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;

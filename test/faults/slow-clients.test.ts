@@ -28,6 +28,7 @@ beforeAll(async () => {
     config: dir.write('rules.yaml', RULES),
     redisUrl: redis.url,
     args: ['--headers-timeout', String(HEADERS_TIMEOUT_MS), '--request-timeout', String(REQUEST_TIMEOUT_MS), '--keep-alive-timeout', '1000'],
+    readyTimeoutMs: 60_000,
   });
 });
 
