@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
 import { Cluster } from 'ioredis';
+import { malformedReply } from './reply.js';
 import type { RedisClient } from './connection.js';
 
 /** The scripts in lua/ (file name without `.lua`). Adding a file means adding its name here. */
@@ -196,12 +197,14 @@ export class ScriptRegistry {
       keys.push(call.key);
       if (!single) for (const a of call.args) args.push(a);
     }
-    const deliver = (reply: unknown) => {
-      if (single) calls[0]!.onReply(reply);
-      else for (let i = 0; i < calls.length; i++) calls[i]!.onReply((reply as unknown[])[i]);
-    };
     const fail = (error: unknown) => {
       for (const call of calls) call.onError(error);
+    };
+    const deliver = (reply: unknown) => {
+      if (single) calls[0]!.onReply(reply);
+      // One reply per call, or none of them is trusted (each call checks the shape of its own).
+      else if (!Array.isArray(reply) || reply.length !== calls.length) fail(malformedReply(s.name, reply));
+      else for (let i = 0; i < calls.length; i++) calls[i]!.onReply(reply[i]);
     };
     try {
       this.client.evalsha(s.sha, keys.length, ...keys, ...args).then(deliver, (error: unknown) => {

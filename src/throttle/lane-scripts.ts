@@ -1,6 +1,7 @@
 // The one level that turns lane operations into script calls (lua/throttle-*.lua), and their replies
 // into typed results. Times in replies are Redis µs.
 import { SluiceError } from '../errors.js';
+import { integerArray, integerReply } from '../redis/reply.js';
 import type { ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
 import { laneMember, type ThrottleKeys } from './keys.js';
@@ -32,11 +33,16 @@ export class LaneScripts {
 
   async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string): Promise<AdmitReply> {
     const t = this.timing;
-    const reply = (await this.scripts.run(
+    const reply = integerArray(
       'throttle-admit',
-      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
-      [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
-    )) as number[];
+      await this.scripts.run(
+        'throttle-admit',
+        [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
+        [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
+      ),
+      4,
+      5,
+    );
     const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
     switch (code) {
       case 1:
@@ -60,30 +66,29 @@ export class LaneScripts {
    */
   async start(laneId: string, jobId: string, cost: number, heldUs?: number): Promise<StartReply> {
     const t = this.timing;
-    const [go, at, nowUs] = (await this.scripts.run(
+    const [go, at, nowUs] = integerArray(
       'throttle-start',
-      [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.global, this.keys.laneReservations(laneId)],
-      ['', laneMember(jobId, cost), cost, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.leadUs, t.marginPpm, laneId, t.lateToleranceUs, heldUs ?? ''],
-    )) as [number, number, number];
+      await this.scripts.run(
+        'throttle-start',
+        [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.global, this.keys.laneReservations(laneId)],
+        ['', laneMember(jobId, cost), cost, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.leadUs, t.marginPpm, laneId, t.lateToleranceUs, heldUs ?? ''],
+      ),
+      3,
+    ) as [number, number, number];
     return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, wakeUs: at, nowUs };
   }
 
   /** Takes admitted members back out of the lane (their jobs were never enqueued). */
   async release(laneId: string, members: string[]): Promise<number> {
-    return Number(
-      await this.scripts.run('throttle-release', this.laneKeys(laneId), ['', laneId, 'release', ...members]),
-    );
+    return integerReply('throttle-release', await this.scripts.run('throttle-release', this.laneKeys(laneId), ['', laneId, 'release', ...members]));
   }
 
   /** Removes members whose BullMQ job does not exist (checked again inside the script). */
   async repair(laneId: string, members: string[]): Promise<number> {
     const jobKeys = members.map((m) => this.keys.job(m.slice(0, m.lastIndexOf('|'))));
-    return Number(
-      await this.scripts.run(
-        'throttle-release',
-        [...this.laneKeys(laneId), ...jobKeys],
-        ['', laneId, 'repair', ...members],
-      ),
+    return integerReply(
+      'throttle-release',
+      await this.scripts.run('throttle-release', [...this.laneKeys(laneId), ...jobKeys], ['', laneId, 'repair', ...members]),
     );
   }
 
@@ -93,11 +98,11 @@ export class LaneScripts {
 
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
   async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
-    return Number(await this.scripts.run('throttle-pause', [this.keys.lane(laneId), this.keys.global], ['', Math.round(ms * 1000), scope]));
+    return integerReply('throttle-pause', await this.scripts.run('throttle-pause', [this.keys.lane(laneId), this.keys.global], ['', Math.round(ms * 1000), scope]));
   }
 
   async state(laneId: string, now = ''): Promise<LaneState> {
-    const [slotUs, depth, jobs, nowUs] = (await this.scripts.run('throttle-lane', [this.keys.lane(laneId), this.keys.laneQueue(laneId)], [now])) as number[];
+    const [slotUs, depth, jobs, nowUs] = integerArray('throttle-lane', await this.scripts.run('throttle-lane', [this.keys.lane(laneId), this.keys.laneQueue(laneId)], [now]), 4);
     return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };
   }
 }
