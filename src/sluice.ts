@@ -2,8 +2,9 @@
 // builder and the clock, and hands out limiters, throttles and workers that share them. It knows
 // nothing of HTTP: the express middleware is built from an instance by `sluice/express`.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { SluiceError } from './errors.js';
 import { systemClock, type Clock, type ClockSource } from './redis/clock.js';
-import { createRedisClient, type RedisClient, type RedisTarget } from './redis/connection.js';
+import { createRedisClient, untilReady, type RedisClient, type RedisTarget } from './redis/connection.js';
 import { KeyBuilder, assertName } from './redis/keys.js';
 import { ScriptRegistry } from './redis/scripts.js';
 import { Limiter, type DecisionObserver } from './limiters/limiter.js';
@@ -49,6 +50,14 @@ export interface Sluice {
   throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
   /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
   worker<P = unknown, R = unknown>(name: string, handler: JobHandler<P, R>, options?: WorkerOptions<P>): ThrottleWorker;
+  /**
+   * Resolves once the Redis client is connected (on a cluster: once it knows the slots), so that the
+   * first decisions are not spent waiting for it inside their deadline. Await it before taking traffic
+   * (`sluice serve` and `sluice worker` do). Rejects with SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs`
+   * (default 30,000). Decisions asked for before the client was first ready are counted
+   * (`onDecisionBeforeReady`, metric `sluice_decisions_before_ready_total`).
+   */
+  ready(timeoutMs?: number): Promise<void>;
   /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
@@ -64,6 +73,8 @@ export function createSluice(options: SluiceOptions): Sluice {
   if (owned) client.on('error', (error: Error) => observer?.onRedisError?.(error));
   const scripts = new ScriptRegistry(client);
   let closed = false;
+  let wasReady = client.status === 'ready';
+  if (!wasReady) client.once('ready', () => (wasReady = true));
   let bull: { client: Redis | Cluster; scripts: ScriptRegistry } | undefined;
   const throttles = new Map<string, Throttle>();
   const workers: ThrottleWorker[] = [];
@@ -76,6 +87,7 @@ export function createSluice(options: SluiceOptions): Sluice {
     clock: options.clockImpl ?? systemClock,
     observer,
     isClosed: () => closed,
+    wasReady: () => wasReady,
   };
   const throttleContext: ThrottleContext = {
     client,
@@ -96,6 +108,7 @@ export function createSluice(options: SluiceOptions): Sluice {
   return {
     redis: client,
     keys,
+    ready: (timeoutMs = 30_000) => (closed ? Promise.reject(new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed')) : untilReady(client, timeoutMs)),
     limiter: (policy) => new Limiter(limiterContext, policy),
     throttle(name, config) {
       assertName(name, 'throttle name');

@@ -27,6 +27,9 @@ export interface Runtime {
   closed: Promise<void>;
 }
 
+/** How long a starting process waits for Redis before it takes traffic anyway. */
+const READY_WAIT_MS = 10_000;
+
 export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): Promise<Runtime> {
   const logger = pino({ level: config.logLevel, base: { service: 'sluice', pid: process.pid } });
   const metrics = new Metrics({ defaultMetrics: true });
@@ -71,6 +74,12 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     }));
 
   try {
+    // Take no traffic before the client is connected (on a cluster: knows the slots), so that the first
+    // decisions are not spent waiting for it. Redis down at start is not fatal: decisions then follow
+    // their fail mode and submits answer 503, as during any outage, and the client keeps reconnecting.
+    await sluice.ready(READY_WAIT_MS).catch((error: unknown) =>
+      logger.warn({ event: 'redis_not_ready', waitedMs: READY_WAIT_MS, err: error }, 'Redis not ready; starting anyway (decisions follow their fail mode)'),
+    );
     watcher = watchRules(config.config, {
       logger,
       onChange: (next) => {

@@ -26,6 +26,8 @@ export interface DecisionObserver {
    * (Redis was slow, not down): `charged` when the late run allowed the call and took its cost.
    */
   onLateDecision?(event: { policy: string; algorithm: Algorithm; charged: boolean }): void;
+  /** A decision was asked for before the client had ever been ready (before `sluice.ready()` resolved). */
+  onDecisionBeforeReady?(event: { policy: string; algorithm: Algorithm }): void;
 }
 
 /** What a Limiter needs from the sluice instance that made it. */
@@ -37,6 +39,8 @@ export interface LimiterContext {
   clock: Clock;
   observer?: DecisionObserver | undefined;
   isClosed(): boolean;
+  /** True once the client has been ready at least once. */
+  wasReady(): boolean;
 }
 
 /** Options of limit/peek: cost and time, and whether the key is a secret to be hashed. */
@@ -134,12 +138,12 @@ export class Limiter {
       // Decisions of this script issued in the same tick travel as one script call (one round trip).
       scripts.submit(script, call);
     } else {
-      whenReady(client, this.policy.timeoutMs)
-        .then(() => scripts.run(script, [k], args))
-        .then(
-          (r) => call.onReply(r),
-          (e: unknown) => call.onError(e),
-        );
+      if (!this.ctx.wasReady()) this.ctx.observer?.onDecisionBeforeReady?.({ policy: this.namespace, algorithm: this.policy.algorithm });
+      // Not once the deadline has passed: the caller has its answer, and a late send would charge it.
+      whenReady(client, this.policy.timeoutMs).then(
+        () => call.pending && scripts.submit(script, call),
+        (e: unknown) => call.onError(e),
+      );
     }
     return promise;
   }

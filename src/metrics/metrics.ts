@@ -17,6 +17,7 @@ export class Metrics {
   private readonly redisFailures: Counter<'algorithm' | 'mode'>;
   private readonly redisErrors: Counter;
   private readonly lateDecisions: Counter<'algorithm' | 'charged'>;
+  private readonly beforeReady: Counter<'algorithm'>;
   private readonly laneDepth: Histogram<'queue'>;
   private readonly queueWaitSeconds: Histogram<'queue'>;
   private readonly startLatenessSeconds: Histogram<'queue'>;
@@ -53,6 +54,12 @@ export class Metrics {
       name: 'sluice_late_decisions_total',
       help: 'Decisions whose script ran in Redis after the fail mode had answered (charged: the late run took the cost)',
       labelNames: ['algorithm', 'charged'],
+      registers,
+    });
+    this.beforeReady = new Counter({
+      name: 'sluice_decisions_before_ready_total',
+      help: 'Decisions asked for before the Redis client was first ready (before sluice.ready() resolved)',
+      labelNames: ['algorithm'],
       registers,
     });
     this.laneDepth = new Histogram({
@@ -107,6 +114,10 @@ export class Metrics {
 
   onRedisError(): void {
     this.redisErrors.inc();
+  }
+
+  onDecisionBeforeReady(event: { algorithm: Algorithm }): void {
+    this.beforeReady.inc({ algorithm: event.algorithm });
   }
 
   onLateDecision(event: { algorithm: Algorithm; charged: boolean }): void {

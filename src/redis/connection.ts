@@ -36,6 +36,22 @@ export const HOT_PATH_OPTIONS = {
   retryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
 } satisfies RedisOptions;
 
+/**
+ * The cluster's own retries, for the hot path. ioredis re-sends a command after a closed connection
+ * (`retryDelayOnFailover`: it may have run, so a re-send could charge twice) and after CLUSTERDOWN
+ * (`retryDelayOnClusterDown`: 100 ms apart, up to 16 times, long after a 200 ms deadline): both off, the
+ * call fails at once and the fail mode decides. Redirections (MOVED, ASK, TRYAGAIN) say the script did
+ * not run: they are followed at once, and only while the caller still waits (redis/cluster-send.ts).
+ */
+export const CLUSTER_HOT_PATH_OPTIONS = {
+  enableOfflineQueue: false,
+  retryDelayOnFailover: 0,
+  retryDelayOnClusterDown: 0,
+  retryDelayOnTryAgain: 0,
+  retryDelayOnMoved: 0,
+  maxRedirections: 16,
+} satisfies ClusterOptions;
+
 /** Builds a hot-path client from a URL or cluster seeds; returns a caller's client unchanged. */
 export function createRedisClient(target: RedisTarget, overrides: RedisOptions = {}): { client: RedisClient; owned: boolean } {
   if (target instanceof Redis || target instanceof Cluster) return { client: target, owned: false };
@@ -54,7 +70,7 @@ export function createRedisClient(target: RedisTarget, overrides: RedisOptions =
     return { client: new Redis(url, { ...HOT_PATH_OPTIONS, ...overrides }), owned: true };
   }
   const clusterOptions: ClusterOptions = {
-    enableOfflineQueue: false,
+    ...CLUSTER_HOT_PATH_OPTIONS,
     // Decisions are not batched on a cluster (their keys span slots): ioredis groups them per node.
     enableAutoPipelining: true,
     clusterRetryStrategy: HOT_PATH_OPTIONS.retryStrategy,
@@ -122,4 +138,32 @@ function onNextReady(client: RedisClient, fn: () => void): () => void {
   const set = waiters;
   set.add(fn);
   return () => set.delete(fn);
+}
+
+/**
+ * Resolves once the client is ready (on a cluster: once it knows the slots), waiting through reconnect
+ * attempts; rejects with SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs` or when the client was closed.
+ * What `sluice.ready()` waits for before a process takes traffic.
+ */
+export async function untilReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  await untilOneReady(client, timeoutMs);
+  // A cluster's node connections are made on first use: make them now, not inside a decision's deadline.
+  if (client instanceof Cluster) await Promise.all(client.nodes('master').map((node) => untilOneReady(node, Math.max(1, deadline - Date.now()))));
+}
+
+function untilOneReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  if (client.status === 'end') return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', 'the Redis client is closed'));
+  if (client.status === 'wait') client.connect().catch(() => undefined);
+  return new Promise((resolve, reject) => {
+    const stopWaiting = onNextReady(client, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    const timer = setTimeout(() => {
+      stopWaiting();
+      reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
+    }, timeoutMs);
+  });
 }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
 import { Cluster } from 'ioredis';
 import { malformedReply } from './reply.js';
+import { sendWhilePending } from './cluster-send.js';
 import type { RedisClient } from './connection.js';
 
 /** The scripts in lua/ (file name without `.lua`). Adding a file means adding its name here. */
@@ -125,6 +126,8 @@ export interface BatchableCall {
   readonly args: readonly ScriptArg[];
   onReply(reply: unknown): void;
   onError(error: unknown): void;
+  /** False once the caller has been answered (its deadline passed): the call must not be sent again. */
+  readonly pending?: boolean;
 }
 
 /** Only NOSCRIPT is ever matched by error text (style.md). */
@@ -206,10 +209,17 @@ export class ScriptRegistry {
       else if (!Array.isArray(reply) || reply.length !== calls.length) fail(malformedReply(s.name, reply));
       else for (let i = 0; i < calls.length; i++) calls[i]!.onReply(reply[i]);
     };
+    const client = this.client;
+    // On a cluster a call is alone (single) and may be redirected: only while its caller still waits.
+    const send =
+      client instanceof Cluster
+        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], () => calls[0]!.pending !== false)
+        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, keys.length, ...keys, ...args);
     try {
-      this.client.evalsha(s.sha, keys.length, ...keys, ...args).then(deliver, (error: unknown) => {
-        // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe.
-        if (isNoScript(error)) this.client.eval(s.lua, keys.length, ...keys, ...args).then(deliver, fail);
+      send('evalsha', s.sha).then(deliver, (error: unknown) => {
+        // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe
+        // (unless the caller was answered meanwhile).
+        if (isNoScript(error) && calls.some((c) => c.pending !== false)) send('eval', s.lua).then(deliver, fail);
         else fail(error);
       });
     } catch (error) {

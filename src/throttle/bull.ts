@@ -17,6 +17,10 @@ export function bullClientFor(client: RedisClient): Redis | Cluster {
     const seeds = (client as unknown as { startupNodes: ConstructorParameters<typeof Cluster>[0] }).startupNodes;
     return new Cluster(seeds, {
       ...client.options,
+      // ioredis's own defaults: BullMQ and the gate wait out a failover (the hot path turns these off).
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
       enableOfflineQueue: true,
       enableAutoPipelining: false,
       redisOptions: { ...client.options.redisOptions, ...resilient },

@@ -99,6 +99,8 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
 
 export interface RedisCluster {
   readonly nodes: { host: string; port: number }[];
+  /** The masters' servers, in `nodes` order: kill() one, start() it again (it rejoins from its nodes.conf, empty). */
+  readonly servers: RedisServer[];
   dispose(): Promise<void>;
 }
 
@@ -126,6 +128,7 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
   }
   return {
     nodes: servers.map((s) => ({ host: '127.0.0.1', port: s.port })),
+    servers,
     dispose: async () => {
       await Promise.all(servers.map((s) => s.dispose()));
     },
