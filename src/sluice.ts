@@ -9,7 +9,7 @@ import { KeyBuilder, assertName } from './redis/keys.js';
 import { ScriptRegistry } from './redis/scripts.js';
 import { Limiter, type DecisionObserver } from './limiters/limiter.js';
 import type { Policy, PolicyInput } from './limiters/policy.js';
-import { bullClientFor } from './throttle/bull.js';
+import { admissionClientFor, bullClientFor } from './throttle/bull.js';
 import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
 import type { ThrottleContext } from './throttle/context.js';
 import type { ThrottleObserver } from './throttle/observer.js';
@@ -89,12 +89,24 @@ export function createSluice(options: SluiceOptions): Sluice {
     isClosed: () => closed,
     wasReady: () => wasReady,
   };
+  let admission: ReturnType<ThrottleContext['admission']> | undefined;
   const throttleContext: ThrottleContext = {
     client,
     scripts,
     keys,
     observer,
     isClosed: () => closed,
+    admission() {
+      if (!admission) {
+        const admissionClient = admissionClientFor(client);
+        let drops = 0;
+        admissionClient.on('error', (error: Error) => observer?.onRedisError?.(error));
+        admissionClient.on('close', () => drops++);
+        admissionClient.on('-node', () => drops++);
+        admission = { client: admissionClient, scripts: new ScriptRegistry(admissionClient), drops: () => drops };
+      }
+      return admission;
+    },
     bull() {
       if (!bull) {
         const bullClient = bullClientFor(client);
@@ -138,6 +150,7 @@ export function createSluice(options: SluiceOptions): Sluice {
       closed = true;
       await Promise.all([...throttles.values()].map((t) => t.close()));
       if (bull) await bull.client.quit().catch(() => bull!.client.disconnect());
+      if (admission) await admission.client.quit().catch(() => admission!.client.disconnect());
       if (owned) await client.quit().catch(() => client.disconnect());
     },
   };
