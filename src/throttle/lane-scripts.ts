@@ -37,8 +37,8 @@ export class LaneScripts {
       'throttle-admit',
       await this.scripts.run(
         'throttle-admit',
-        [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
-        [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
+        [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId), this.keys.pending],
+        [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0, t.enqueueByUs],
       ),
       4,
       5,
