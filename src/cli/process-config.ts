@@ -18,6 +18,8 @@ export const processConfigSchema = z
     host: z.string().min(1),
     /** Largest request body in bytes (--body-limit, SLUICE_BODY_LIMIT). */
     bodyLimitBytes: z.coerce.number().int().positive(),
+    /** Deepest nesting of a JSON request body (SLUICE_JSON_MAX_DEPTH). */
+    jsonMaxDepth: z.coerce.number().int().min(1).max(1_000),
     /** HMAC secret for identity hashes (SLUICE_HASH_SECRET). */
     hashSecret: z.string().min(1).optional(),
     /** Key prefix (SLUICE_PREFIX). */
@@ -65,6 +67,7 @@ export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.Pro
     port: flags.port ?? env.PORT ?? '8080',
     host: flags.host ?? env.HOST ?? '127.0.0.1',
     bodyLimitBytes: flags.bodyLimit ?? env.SLUICE_BODY_LIMIT ?? String(1024 * 1024),
+    jsonMaxDepth: env.SLUICE_JSON_MAX_DEPTH ?? '64',
     ...(env.SLUICE_HASH_SECRET ? { hashSecret: env.SLUICE_HASH_SECRET } : {}),
     ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
     concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',

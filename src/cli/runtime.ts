@@ -91,7 +91,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     });
     if (parts.server) {
       const createApp = await loadCreateApp();
-      const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
+      const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes, jsonMaxDepth: config.jsonMaxDepth });
       server = await new Promise<Server>((resolve, reject) => {
         const s = createServer(slowClientOptions(config), app);
         s.keepAliveTimeout = config.keepAliveTimeoutMs;

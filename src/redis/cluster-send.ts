@@ -6,7 +6,6 @@
 // this process (its node's connection was not up yet) is sent again, a little later, while the caller
 // still waits; one that was written is never sent again after a failure (it may have run).
 import { Command, type Cluster } from 'ioredis';
-import type { ScriptArg } from './scripts.js';
 
 /** Wait before sending again a command that never reached a node (its connection is being made). */
 const UNSENT_RETRY_MS = 10;
@@ -16,7 +15,7 @@ const UNSENT_RETRY_MS = 10;
  * followed as ioredis does; once it is false (the deadline passed) the command ends with the error it
  * got, and is never sent again.
  */
-export function sendWhilePending(cluster: Cluster, name: 'evalsha' | 'eval', args: readonly ScriptArg[], pending: () => boolean): Promise<unknown> {
+export function sendWhilePending(cluster: Cluster, name: 'evalsha' | 'eval', args: readonly (string | number)[], pending: () => boolean): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const attempt = () => {
       const command = new Command(name, [...args], { replyEncoding: 'utf8' });
