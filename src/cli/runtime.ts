@@ -7,6 +7,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
+import { checkHashSecret } from './hash-secret.js';
 import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
 import { checkMemoryPolicy } from './memory-policy-check.js';
 import { watchAuthErrors } from './redis-auth-check.js';
@@ -32,6 +33,9 @@ const READY_WAIT_MS = 10_000;
 
 export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): Promise<Runtime> {
   const logger = pino({ level: config.logLevel, base: { service: 'sluice', pid: process.pid } });
+  const secret = checkHashSecret(config.hashSecret, process.env.SLUICE_REQUIRE_HASH_SECRET);
+  if (secret.action === 'refuse') throw secret.error;
+  if (secret.action === 'warn') logger.warn({ event: 'hash_secret_unset' }, secret.message);
   const metrics = new Metrics({ defaultMetrics: true });
   // Fail fast on a bad file: the error names every problem with its line.
   const initial = loadRules(config.config);
