@@ -14,7 +14,8 @@ import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
 import type { ThrottleContext } from './throttle/context.js';
 import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
-import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
+import { ThrottleWorker, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
+import { awaitPublishedConfig, type WaitLogger } from './throttle/await-config.js';
 import { ThrottleKeys } from './throttle/keys.js';
 
 /** Told about decisions, submits, starts and Redis errors: the metrics module plugs in here. */
@@ -39,6 +40,11 @@ export interface SluiceOptions {
 export interface WorkerOptions<P = unknown> extends ThrottleWorkerOptions {
   /** The throttle's configuration, when this process did not call sluice.throttle(name, ...) (default: read the published one). */
   config?: ThrottleConfigInput;
+  /**
+   * Told when the worker waits for its throttle's configuration (no process published it yet) and when
+   * it found it. Default: a Node process warning (code SLUICE_WAITING_FOR_THROTTLE) on stderr.
+   */
+  onWaiting?: WaitLogger;
   /** Only for typing the payload. */
   payload?: P;
 }
@@ -73,6 +79,8 @@ export function createSluice(options: SluiceOptions): Sluice {
   if (owned) client.on('error', (error: Error) => observer?.onRedisError?.(error));
   const scripts = new ScriptRegistry(client);
   let closed = false;
+  /** close() has begun: workers still waiting for a configuration give up. */
+  let closing = false;
   let wasReady = client.status === 'ready';
   if (!wasReady) client.once('ready', () => (wasReady = true));
   let bull: { client: Redis | Cluster; scripts: ScriptRegistry } | undefined;
@@ -134,18 +142,23 @@ export function createSluice(options: SluiceOptions): Sluice {
     },
     worker(name, handler, workerOptions = {}) {
       assertName(name, 'throttle name');
-      const { config, payload: _p, ...rest } = workerOptions;
+      const { config, payload: _p, onWaiting: waitLogger, ...rest } = workerOptions;
+      let w: ThrottleWorker | undefined;
+      const stopped = () => closing || w?.isClosing === true;
       const throttle = throttles.has(name)
         ? Promise.resolve(throttles.get(name)!)
         : config
           ? Promise.resolve(new Throttle(throttleContext, name, config))
-          : publishedConfig(throttleContext, new ThrottleKeys(keys, name).config, name).then((c) => new Throttle(throttleContext, name, c as ThrottleConfigInput));
-      const w = new ThrottleWorker(throttleContext, throttle, handler as JobHandler, rest);
+          : awaitPublishedConfig(throttleContext, new ThrottleKeys(keys, name).config, name, stopped, waitLogger).then(
+              (c) => new Throttle(throttleContext, name, c as ThrottleConfigInput),
+            );
+      w = new ThrottleWorker(throttleContext, throttle, handler as JobHandler, rest);
       workers.push(w);
       return w;
     },
     async close() {
       if (closed) return;
+      closing = true;
       await Promise.all(workers.map((w) => w.close()));
       closed = true;
       await Promise.all([...throttles.values()].map((t) => t.close()));

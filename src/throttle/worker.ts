@@ -72,6 +72,11 @@ export class ThrottleWorker {
     this.started.catch(() => undefined);
   }
 
+  /** True once close() was called. */
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
   /** Resolves once the worker is connected and consuming. */
   async waitUntilReady(): Promise<void> {
     await this.started;
