@@ -12,7 +12,8 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.timing.test.ts'],
+          // Long fault runs (*.long.test.ts) only run with `npm run test:faults` (docs/testing.md).
+          exclude: ['test/**/*.timing.test.ts', 'test/faults/**/*.long.test.ts'],
           // Two cores: the suites start their own Redis servers and worker processes.
           maxWorkers: 2,
         },
@@ -26,6 +27,18 @@ export default defineConfig({
           include: ['test/**/*.timing.test.ts'],
           fileParallelism: false,
           maxWorkers: 1,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Fault families (docs/testing.md): `npm run test:faults` runs all of them at full length, one
+          // file at a time (each starts its own Redis topology and sluice processes).
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          fileParallelism: false,
+          maxWorkers: 1,
+          testTimeout: 600_000,
         },
       },
     ],

@@ -3,6 +3,9 @@
 -- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" scored by predicted start µs
 -- KEYS[3]  busy: the throttle's busy set, lane id -> µs of last change, lanes with queued work
 -- KEYS[4]  job: the BullMQ job hash of this job id (only tested for existence: idempotent submit)
+-- KEYS[5]  pending: the throttle's pending admissions, "<job id>|<cost>|<lane id>" -> µs after which a job
+--          that does not exist yet is taken to be lost (its submitter died before the enqueue): lane
+--          repair looks only here, never across every lane
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: the job id
 -- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
@@ -14,6 +17,7 @@
 -- ARGV[9]  laneId: lane id (its member in the busy set)
 -- ARGV[10] marginPpm: pacing margin in parts per million
 -- ARGV[11] idempotent: 1 when the job id comes from the caller (an idempotency key): check for a duplicate
+-- ARGV[12] enqueueWithinUs: µs after admission by which the submitter has enqueued the job or given up
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -79,6 +83,7 @@ end
 
 local position = redis.call('ZCARD', KEYS[2])
 redis.call('ZADD', KEYS[2], start, member)
+redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
 redis.call('HSET', KEYS[1], 'd', depth + cost)
 settle_lane(KEYS[1], KEYS[3], lane_id, depth + cost, now, 0)
 return {1, start, position, now}

@@ -2,19 +2,21 @@
 // builder and the clock, and hands out limiters, throttles and workers that share them. It knows
 // nothing of HTTP: the express middleware is built from an instance by `sluice/express`.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { SluiceError } from './errors.js';
 import { systemClock, type Clock, type ClockSource } from './redis/clock.js';
-import { createRedisClient, type RedisClient, type RedisTarget } from './redis/connection.js';
+import { createRedisClient, untilReady, type RedisClient, type RedisTarget } from './redis/connection.js';
 import { KeyBuilder, assertName } from './redis/keys.js';
 import { ScriptRegistry } from './redis/scripts.js';
 import { Limiter, type DecisionObserver } from './limiters/limiter.js';
 import type { Policy, PolicyInput } from './limiters/policy.js';
-import { bullClientFor } from './throttle/bull.js';
+import { admissionClientFor, bullClientFor } from './throttle/bull.js';
 import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
 import type { ThrottleContext } from './throttle/context.js';
 import { sameConfig } from './validation.js';
 import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
-import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
+import { ThrottleWorker, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
+import { awaitPublishedConfig, type WaitLogger } from './throttle/await-config.js';
 import { ThrottleKeys } from './throttle/keys.js';
 
 /** Told about decisions, submits, starts and Redis errors: the metrics module plugs in here. */
@@ -39,6 +41,11 @@ export interface SluiceOptions {
 export interface WorkerOptions<P = unknown> extends ThrottleWorkerOptions {
   /** The throttle's configuration, when this process did not call sluice.throttle(name, ...) (default: read the published one). */
   config?: ThrottleConfigInput;
+  /**
+   * Told when the worker waits for its throttle's configuration (no process published it yet) and when
+   * it found it. Default: a Node process warning (code SLUICE_WAITING_FOR_THROTTLE) on stderr.
+   */
+  onWaiting?: WaitLogger;
   /** Only for typing the payload. */
   payload?: P;
 }
@@ -50,6 +57,14 @@ export interface Sluice {
   throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
   /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
   worker<P = unknown, R = unknown>(name: string, handler: JobHandler<P, R>, options?: WorkerOptions<P>): ThrottleWorker;
+  /**
+   * Resolves once the Redis client is connected (on a cluster: once it knows the slots), so that the
+   * first decisions are not spent waiting for it inside their deadline. Await it before taking traffic
+   * (`sluice serve` and `sluice worker` do). Rejects with SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs`
+   * (default 30,000). Decisions asked for before the client was first ready are counted
+   * (`onDecisionBeforeReady`, metric `sluice_decisions_before_ready_total`).
+   */
+  ready(timeoutMs?: number): Promise<void>;
   /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
@@ -65,6 +80,10 @@ export function createSluice(options: SluiceOptions): Sluice {
   if (owned) client.on('error', (error: Error) => observer?.onRedisError?.(error));
   const scripts = new ScriptRegistry(client);
   let closed = false;
+  /** close() has begun: workers still waiting for a configuration give up. */
+  let closing = false;
+  let wasReady = client.status === 'ready';
+  if (!wasReady) client.once('ready', () => (wasReady = true));
   let bull: { client: Redis | Cluster; scripts: ScriptRegistry } | undefined;
   const throttles = new Map<string, Throttle>();
   const workers: ThrottleWorker[] = [];
@@ -77,13 +96,26 @@ export function createSluice(options: SluiceOptions): Sluice {
     clock: options.clockImpl ?? systemClock,
     observer,
     isClosed: () => closed,
+    wasReady: () => wasReady,
   };
+  let admission: ReturnType<ThrottleContext['admission']> | undefined;
   const throttleContext: ThrottleContext = {
     client,
     scripts,
     keys,
     observer,
     isClosed: () => closed,
+    admission() {
+      if (!admission) {
+        const admissionClient = admissionClientFor(client);
+        let drops = 0;
+        admissionClient.on('error', (error: Error) => observer?.onRedisError?.(error));
+        admissionClient.on('close', () => drops++);
+        admissionClient.on('-node', () => drops++);
+        admission = { client: admissionClient, scripts: new ScriptRegistry(admissionClient), drops: () => drops };
+      }
+      return admission;
+    },
     bull() {
       if (!bull) {
         const bullClient = bullClientFor(client);
@@ -97,6 +129,7 @@ export function createSluice(options: SluiceOptions): Sluice {
   return {
     redis: client,
     keys,
+    ready: (timeoutMs = 30_000) => (closed ? Promise.reject(new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed')) : untilReady(client, timeoutMs)),
     limiter: (policy) => new Limiter(limiterContext, policy),
     throttle(name, config) {
       assertName(name, 'throttle name');
@@ -110,22 +143,28 @@ export function createSluice(options: SluiceOptions): Sluice {
     },
     worker(name, handler, workerOptions = {}) {
       assertName(name, 'throttle name');
-      const { config, payload: _p, ...rest } = workerOptions;
+      const { config, payload: _p, onWaiting: waitLogger, ...rest } = workerOptions;
+      let w: ThrottleWorker | undefined;
+      const stopped = () => closing || w?.isClosing === true;
       const throttle = throttles.has(name)
         ? Promise.resolve(throttles.get(name)!)
         : config
           ? Promise.resolve(new Throttle(throttleContext, name, config))
-          : publishedConfig(throttleContext, new ThrottleKeys(keys, name).config, name).then((c) => new Throttle(throttleContext, name, c as ThrottleConfigInput));
-      const w = new ThrottleWorker(throttleContext, throttle, handler as JobHandler, rest);
+          : awaitPublishedConfig(throttleContext, new ThrottleKeys(keys, name).config, name, stopped, waitLogger).then(
+              (c) => new Throttle(throttleContext, name, c as ThrottleConfigInput),
+            );
+      w = new ThrottleWorker(throttleContext, throttle, handler as JobHandler, rest);
       workers.push(w);
       return w;
     },
     async close() {
       if (closed) return;
+      closing = true;
       await Promise.all(workers.map((w) => w.close()));
       closed = true;
       await Promise.all([...throttles.values()].map((t) => t.close()));
       if (bull) await bull.client.quit().catch(() => bull!.client.disconnect());
+      if (admission) await admission.client.quit().catch(() => admission!.client.disconnect());
       if (owned) await client.quit().catch(() => client.disconnect());
     },
   };

@@ -20,7 +20,8 @@ export function pingRedis(host: string, port: number, timeoutMs = 1_000): Promis
 
 /** Starts redis-server on a loopback URL's port when none answers; returns the child (or undefined). */
 export async function ensureLocalRedis(url: string, log: (msg: string) => void): Promise<ChildProcess | undefined> {
-  if (url.startsWith('redis-cluster://')) return undefined; // a cluster is never started for you
+  // A cluster or a Sentinel-managed master is never started for you.
+  if (url.startsWith('redis-cluster://') || url.startsWith('redis-sentinel://')) return undefined;
   const u = new URL(url);
   const host = u.hostname || '127.0.0.1';
   const port = Number(u.port || 6379);

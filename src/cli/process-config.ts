@@ -9,13 +9,17 @@ export const processConfigSchema = z
     /** The rules file (--config, SLUICE_CONFIG). */
     config: z.string().min(1, 'required: --config FILE or SLUICE_CONFIG'),
     /** --redis-url, SLUICE_REDIS_URL. */
-    redisUrl: z.string().regex(/^(rediss?|redis-cluster):\/\//, 'must be a redis://, rediss:// or redis-cluster://host:port,... URL'),
+    redisUrl: z
+      .string()
+      .regex(/^(rediss?|redis-cluster|redis-sentinel):\/\//, 'must be a redis://, rediss://, redis-cluster://host:port,... or redis-sentinel://host:port,.../mastername URL'),
     /** --port, PORT (serve). */
     port: z.coerce.number().int().min(0).max(65_535),
     /** --host, HOST (serve). */
     host: z.string().min(1),
     /** Largest request body in bytes (--body-limit, SLUICE_BODY_LIMIT). */
     bodyLimitBytes: z.coerce.number().int().positive(),
+    /** Deepest nesting of a JSON request body (SLUICE_JSON_MAX_DEPTH). */
+    jsonMaxDepth: z.coerce.number().int().min(1).max(1_000),
     /** HMAC secret for identity hashes (SLUICE_HASH_SECRET). */
     hashSecret: z.string().min(1).optional(),
     /** Key prefix (SLUICE_PREFIX). */
@@ -24,6 +28,15 @@ export const processConfigSchema = z
     concurrency: z.coerce.number().int().positive(),
     /** A port where `sluice worker` serves /metrics and /healthz (--metrics-port, SLUICE_METRICS_PORT). */
     metricsPort: z.coerce.number().int().min(0).max(65_535).optional(),
+    /**
+     * Slow clients (serve, dev): the whole request head must arrive within headersTimeoutMs
+     * (--headers-timeout, SLUICE_HEADERS_TIMEOUT_MS), the whole request within requestTimeoutMs
+     * (--request-timeout, SLUICE_REQUEST_TIMEOUT_MS; 0 = none), and an idle keep-alive connection is
+     * closed after keepAliveTimeoutMs (--keep-alive-timeout, SLUICE_KEEP_ALIVE_TIMEOUT_MS).
+     */
+    headersTimeoutMs: z.coerce.number().int().positive(),
+    requestTimeoutMs: z.coerce.number().int().min(0),
+    keepAliveTimeoutMs: z.coerce.number().int().positive(),
     /** pino level (LOG_LEVEL). */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   })
@@ -40,6 +53,9 @@ export interface ProcessFlags {
   bodyLimit?: string;
   concurrency?: string;
   metricsPort?: string;
+  headersTimeout?: string;
+  requestTimeout?: string;
+  keepAliveTimeout?: string;
 }
 
 export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.ProcessEnv = process.env): ProcessConfig {
@@ -51,13 +67,22 @@ export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.Pro
     port: flags.port ?? env.PORT ?? '8080',
     host: flags.host ?? env.HOST ?? '127.0.0.1',
     bodyLimitBytes: flags.bodyLimit ?? env.SLUICE_BODY_LIMIT ?? String(1024 * 1024),
+    jsonMaxDepth: env.SLUICE_JSON_MAX_DEPTH ?? '64',
     ...(env.SLUICE_HASH_SECRET ? { hashSecret: env.SLUICE_HASH_SECRET } : {}),
     ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
     concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',
     ...((flags.metricsPort ?? env.SLUICE_METRICS_PORT) !== undefined ? { metricsPort: flags.metricsPort ?? env.SLUICE_METRICS_PORT } : {}),
+    headersTimeoutMs: flags.headersTimeout ?? env.SLUICE_HEADERS_TIMEOUT_MS ?? '10000',
+    requestTimeoutMs: flags.requestTimeout ?? env.SLUICE_REQUEST_TIMEOUT_MS ?? '30000',
+    keepAliveTimeoutMs: flags.keepAliveTimeout ?? env.SLUICE_KEEP_ALIVE_TIMEOUT_MS ?? '5000',
     logLevel: env.LOG_LEVEL ?? 'info',
   };
-  const parsed = processConfigSchema.safeParse(raw);
+  const parsed = processConfigSchema
+    .refine((c) => c.requestTimeoutMs === 0 || c.requestTimeoutMs >= c.headersTimeoutMs, {
+      path: ['requestTimeoutMs'],
+      message: 'must be 0 (none) or at least headersTimeoutMs',
+    })
+    .safeParse(raw);
   if (!parsed.success) {
     const issues = issuesOf(parsed.error);
     throw new SluiceError('SLUICE_ERR_INVALID_CONFIG', `invalid configuration: ${describeIssues(issues)}`, { details: issues });

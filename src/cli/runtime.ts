@@ -1,6 +1,6 @@
 // The composition root: wires Redis, the rules watcher, metrics, the HTTP listener and the queue
 // workers of one process, and shuts them down in order on SIGTERM/SIGINT.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { SluiceError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -8,7 +8,10 @@ import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/i
 import { createSluice, type Sluice } from '../sluice.js';
 import { sameConfig } from '../validation.js';
 import type { ProcessConfig } from './process-config.js';
+import { checkHashSecret } from './hash-secret.js';
 import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
+import { checkMemoryPolicy } from './memory-policy-check.js';
+import { watchAuthErrors } from './redis-auth-check.js';
 
 export interface RuntimeParts {
   server: boolean;
@@ -26,8 +29,14 @@ export interface Runtime {
   closed: Promise<void>;
 }
 
+/** How long a starting process waits for Redis before it takes traffic anyway. */
+const READY_WAIT_MS = 10_000;
+
 export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): Promise<Runtime> {
   const logger = pino({ level: config.logLevel, base: { service: 'sluice', pid: process.pid } });
+  const secret = checkHashSecret(config.hashSecret, process.env.SLUICE_REQUIRE_HASH_SECRET);
+  if (secret.action === 'refuse') throw secret.error;
+  if (secret.action === 'warn') logger.warn({ event: 'hash_secret_unset' }, secret.message);
   const metrics = new Metrics({ defaultMetrics: true });
   // Fail fast on a bad file: the error names every problem with its line.
   const initial = loadRules(config.config);
@@ -37,6 +46,10 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     ...(config.hashSecret ? { hashSecret: config.hashSecret } : {}),
     ...(config.prefix ? { prefix: config.prefix } : {}),
   });
+
+  // Advisory, in the background: a start never waits on it or fails for it.
+  void checkMemoryPolicy(sluice.redis, logger);
+  watchAuthErrors(sluice.redis, logger);
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
@@ -65,6 +78,12 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     }));
 
   try {
+    // Take no traffic before the client is connected (on a cluster: knows the slots), so that the first
+    // decisions are not spent waiting for it. Redis down at start is not fatal: decisions then follow
+    // their fail mode and submits answer 503, as during any outage, and the client keeps reconnecting.
+    await sluice.ready(READY_WAIT_MS).catch((error: unknown) =>
+      logger.warn({ event: 'redis_not_ready', waitedMs: READY_WAIT_MS, err: error }, 'Redis not ready; starting anyway (decisions follow their fail mode)'),
+    );
     watcher = watchRules(config.config, {
       logger,
       onChange: (next) => {
@@ -76,9 +95,11 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     });
     if (parts.server) {
       const createApp = await loadCreateApp();
-      const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
+      const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes, jsonMaxDepth: config.jsonMaxDepth });
       server = await new Promise<Server>((resolve, reject) => {
-        const s = app.listen(config.port, config.host, () => resolve(s));
+        const s = createServer(slowClientOptions(config), app);
+        s.keepAliveTimeout = config.keepAliveTimeoutMs;
+        s.listen(config.port, config.host, () => resolve(s));
         s.once('error', reject);
       });
       const bound = server.address();
@@ -142,6 +163,21 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     return closing;
   };
   return { sluice, logger, ...(address ? { address } : {}), close, closed };
+}
+
+/**
+ * Limits on slow clients (docs/operations.md#slow-clients). Node checks headersTimeout and
+ * requestTimeout every connectionsCheckingInterval (default 30 s, which would let a slowloris
+ * connection live that long past its limit): checked every second, or sooner for short limits.
+ */
+function slowClientOptions(config: ProcessConfig): ServerOptions {
+  const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs || Number.POSITIVE_INFINITY);
+  return {
+    headersTimeout: config.headersTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(shortest / 4))),
+  };
 }
 
 /** Closes the runtime on SIGTERM or SIGINT (a second signal, or 25 s, forces the exit). */

@@ -13,7 +13,10 @@ function withProcessOptions(command: Command, serving: boolean, workers: boolean
     command
       .option('--port <n>', 'port to listen on (env PORT, default 8080; 0 = any free port)')
       .option('--host <host>', 'address to listen on (env HOST, default 127.0.0.1)')
-      .option('--body-limit <bytes>', 'largest request body (env SLUICE_BODY_LIMIT, default 1 MiB)');
+      .option('--body-limit <bytes>', 'largest request body (env SLUICE_BODY_LIMIT, default 1 MiB)')
+      .option('--headers-timeout <ms>', 'the request head must arrive within this (env SLUICE_HEADERS_TIMEOUT_MS, default 10000)')
+      .option('--request-timeout <ms>', 'the whole request must arrive within this; 0 = none (env SLUICE_REQUEST_TIMEOUT_MS, default 30000)')
+      .option('--keep-alive-timeout <ms>', 'idle keep-alive connections close after this (env SLUICE_KEEP_ALIVE_TIMEOUT_MS, default 5000)');
   }
   if (!serving) command.option('--metrics-port <n>', 'serve /metrics and /healthz on this port (env SLUICE_METRICS_PORT)');
   if (!workers) return command;

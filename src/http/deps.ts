@@ -12,8 +12,16 @@ export interface AppDeps {
   logger: Logger;
   /** Largest JSON body accepted, in bytes (default 1 MiB); larger bodies get 413. */
   bodyLimitBytes?: number;
+  /** Deepest nesting of arrays and objects accepted in a JSON body (default 64); deeper bodies get 400. */
+  jsonMaxDepth?: number;
   /** Which rate-limit header sets to send. */
   headers?: HeaderSelection;
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Default deepest nesting of a JSON body. Far beyond any real payload, far below what exhausts a
+ * stack: everything that walks a body afterwards (zod, JSON.stringify, BullMQ, handlers) may recurse.
+ */
+export const DEFAULT_JSON_MAX_DEPTH = 64;

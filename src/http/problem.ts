@@ -1,6 +1,7 @@
 // The one JSON error shape every route answers with, and the mapping from any error to it: every
 // failure becomes a SluiceError first (its code says the status), then `{ error, code, message, issues? }`.
 import type { Response } from 'express';
+import { JsonTooDeep } from './body.js';
 import { SluiceError, isSluiceError } from '../errors.js';
 import type { Issue } from '../validation.js';
 
@@ -26,6 +27,7 @@ const BY_STATUS: Record<number, string> = {
 /** Any thrown value as a SluiceError: SluiceErrors as they are, body-parser errors by their type, the rest internal. */
 export function asSluiceError(error: unknown): SluiceError {
   if (isSluiceError(error)) return error;
+  if (error instanceof JsonTooDeep) return error.toSluiceError();
   const e = error as { type?: string; status?: number; limit?: number; message?: string };
   if (e?.type === 'entity.too.large') return new SluiceError('SLUICE_ERR_BODY_TOO_LARGE', `request body is larger than the limit of ${e.limit} bytes`);
   if (e?.type === 'entity.parse.failed') return new SluiceError('SLUICE_ERR_INVALID_REQUEST', `request body is not valid JSON: ${e.message}`);

@@ -5,6 +5,7 @@ import { SluiceError, isSluiceError } from '../errors.js';
 import { timeArg, type Clock, type ClockSource } from '../redis/clock.js';
 import { whenReady, type RedisClient } from '../redis/connection.js';
 import { Deadline, deadlineError, withDeadline } from '../redis/deadline.js';
+import { integerReply, isDecisionReply, malformedReply } from '../redis/reply.js';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
 import type { ScriptArg } from '../redis/script-table.js';
 import type { BatchableCall, ScriptRegistry } from '../redis/scripts.js';
@@ -23,6 +24,13 @@ export interface DecisionObserver {
   onDecision(event: { policy: string; algorithm: Algorithm; outcome: DecisionOutcome; latencyMs: number; error?: unknown }): void;
   /** A connection-level error of a client sluice owns (refused connection, reset, ...). */
   onRedisError?(error: Error): void;
+  /**
+   * A decision's script ran in Redis after its deadline had passed and the fail mode had answered
+   * (Redis was slow, not down): `charged` when the late run allowed the call and took its cost.
+   */
+  onLateDecision?(event: { policy: string; algorithm: Algorithm; charged: boolean }): void;
+  /** A decision was asked for before the client had ever been ready (before `sluice.ready()` resolved). */
+  onDecisionBeforeReady?(event: { policy: string; algorithm: Algorithm }): void;
 }
 
 /** What a Limiter needs from the sluice instance that made it. */
@@ -34,6 +42,8 @@ export interface LimiterContext {
   clock: Clock;
   observer?: DecisionObserver | undefined;
   isClosed(): boolean;
+  /** True once the client has been ready at least once. */
+  wasReady(): boolean;
 }
 
 /** Options of limit/peek: cost and time, and whether the key is a secret to be hashed. */
@@ -84,7 +94,7 @@ export class Limiter {
     this.requireConcurrency('release');
     const k = this.keyOf(key, options);
     const n = await this.call('release', () => this.ctx.scripts.run('concurrency-release', { state: k }, { leaseId }));
-    return Number(n) > 0;
+    return integerReply('concurrency-release', n) > 0;
   }
 
   /** Concurrency only: keeps a live lease for another `leaseMs` from now. False when it is already gone. */
@@ -94,7 +104,7 @@ export class Limiter {
     const leaseMs = (this.policy as Extract<Policy, { algorithm: 'concurrency' }>).leaseMs;
     const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, 'ms');
     const n = await this.call('extend', () => this.ctx.scripts.run('concurrency-extend', { state: k }, { now, leaseMs, leaseId }));
-    return Number(n) > 0;
+    return integerReply('concurrency-extend', n) > 0;
   }
 
   /** The Redis key holding `key`'s state (for operators and tests). */
@@ -120,7 +130,7 @@ export class Limiter {
     } catch (error) {
       return Promise.reject(error);
     }
-    const call = new DecisionCall(this, k, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0);
+    const call = new DecisionCall(this, k, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0, record);
     const promise = new Promise<Decision>((resolve, reject) => {
       call.resolve = resolve;
       call.reject = reject;
@@ -131,28 +141,41 @@ export class Limiter {
       // Decisions of this script issued in the same tick travel as one script call (one round trip).
       scripts.submit(script, call);
     } else {
-      whenReady(client, this.policy.timeoutMs)
-        .then(() => scripts.runPositional(script, [k], args))
-        .then(
-          (r) => call.onReply(r),
-          (e: unknown) => call.onError(e),
-        );
+      if (!this.ctx.wasReady()) this.ctx.observer?.onDecisionBeforeReady?.({ policy: this.namespace, algorithm: this.policy.algorithm });
+      // Not once the deadline has passed: the caller has its answer, and a late send would charge it.
+      whenReady(client, this.policy.timeoutMs).then(
+        () => call.pending && scripts.submit(script, call),
+        (e: unknown) => call.onError(e),
+      );
     }
     return promise;
   }
 
-  /** @internal A script reply turned into the caller's decision. */
-  decisionOf(reply: unknown, leaseId: string, started: number): Decision {
+  /**
+   * @internal A script reply turned into the caller's decision. A reply of the wrong shape (something
+   * in front of Redis answered instead of the script) is a failure: the fail mode decides, and says so.
+   */
+  decisionOf(reply: unknown, leaseId: string, nowMs: number | undefined, started: number): Decision {
+    if (!isDecisionReply(reply)) return this.failDecision(malformedReply(this.spec.script, reply), nowMs, started);
     const decision = decisionFromReply(reply, this.maxCost, this.spec.unit);
     if (leaseId && decision.allowed) decision.leaseId = leaseId;
     if (this.ctx.observer) this.observe(decision.allowed ? 'allowed' : 'refused', started);
     return decision;
   }
 
-  /** @internal What a failed call ends with: the fail mode's decision, or the error when it is not Redis's fault. */
+  /**
+   * @internal What a failed call ends with: the fail mode's decision, or the error when it is not
+   * Redis's fault. SLUICE_ERR_SCRIPT (a malformed reply) is Redis's side too: the fail mode decides.
+   */
   failureOf(error: unknown, nowMs: number | undefined, started: number): Decision {
-    if (isSluiceError(error) && error.code !== 'SLUICE_ERR_REDIS_UNAVAILABLE') throw error;
+    if (isSluiceError(error) && error.code !== 'SLUICE_ERR_REDIS_UNAVAILABLE' && error.code !== 'SLUICE_ERR_SCRIPT') throw error;
     return this.failDecision(error, nowMs, started);
+  }
+
+  /** @internal A reply that came after the deadline: the script ran, though the fail mode had answered. */
+  lateReply(reply: unknown, record: boolean): void {
+    if (!isDecisionReply(reply)) return;
+    this.ctx.observer?.onLateDecision?.({ policy: this.namespace, algorithm: this.policy.algorithm, charged: record && reply[0] === 1 });
   }
 
   /** Runs one Redis call within the policy's deadline, waiting for a connection only inside it. */
@@ -218,15 +241,19 @@ class DecisionCall extends Deadline implements BatchableCall {
     private readonly leaseId: string,
     private readonly nowMs: number | undefined,
     private readonly started: number,
+    private readonly record: boolean,
   ) {
     super();
     this.start(limiter.policy.timeoutMs);
   }
 
   onReply(reply: unknown): void {
-    if (!this.settle()) return;
+    if (!this.settle()) {
+      this.limiter.lateReply(reply, this.record);
+      return;
+    }
     try {
-      this.resolve(this.limiter.decisionOf(reply, this.leaseId, this.started));
+      this.resolve(this.limiter.decisionOf(reply, this.leaseId, this.nowMs, this.started));
     } catch (error) {
       this.reject(error);
     }

@@ -16,6 +16,8 @@ export class Metrics {
   private readonly decisionSeconds: Histogram<'algorithm'>;
   private readonly redisFailures: Counter<'algorithm' | 'mode'>;
   private readonly redisErrors: Counter;
+  private readonly lateDecisions: Counter<'algorithm' | 'charged'>;
+  private readonly beforeReady: Counter<'algorithm'>;
   private readonly laneDepth: Histogram<'queue'>;
   private readonly queueWaitSeconds: Histogram<'queue'>;
   private readonly startLatenessSeconds: Histogram<'queue'>;
@@ -48,6 +50,18 @@ export class Metrics {
       registers,
     });
     this.redisErrors = new Counter({ name: 'sluice_redis_errors_total', help: 'Connection-level Redis errors', registers });
+    this.lateDecisions = new Counter({
+      name: 'sluice_late_decisions_total',
+      help: 'Decisions whose script ran in Redis after the fail mode had answered (charged: the late run took the cost)',
+      labelNames: ['algorithm', 'charged'],
+      registers,
+    });
+    this.beforeReady = new Counter({
+      name: 'sluice_decisions_before_ready_total',
+      help: 'Decisions asked for before the Redis client was first ready (before sluice.ready() resolved)',
+      labelNames: ['algorithm'],
+      registers,
+    });
     this.laneDepth = new Histogram({
       name: 'sluice_lane_depth',
       help: 'Queued cost units of the lane a submit went to, seen at admission',
@@ -100,6 +114,14 @@ export class Metrics {
 
   onRedisError(): void {
     this.redisErrors.inc();
+  }
+
+  onDecisionBeforeReady(event: { algorithm: Algorithm }): void {
+    this.beforeReady.inc({ algorithm: event.algorithm });
+  }
+
+  onLateDecision(event: { algorithm: Algorithm; charged: boolean }): void {
+    this.lateDecisions.inc({ algorithm: event.algorithm, charged: String(event.charged) });
   }
 
   onSubmit(event: { queue: string; outcome: SubmitOutcome }): void {

@@ -2,13 +2,15 @@
 // decision from hanging while Redis is down and from being silently sent twice after a reconnect.
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { SluiceError } from '../errors.js';
+import { SENTINEL_SCHEME, sentinelOptions } from './sentinel-url.js';
 
 /** A connected ioredis client: one node or a cluster. */
 export type RedisClient = Redis | Cluster;
 
 /**
  * What createSluice accepts as `redis`: a client you own, a `redis://` / `rediss://` URL, a
- * `redis-cluster://host:port,host:port` URL, or cluster seed nodes.
+ * `redis-cluster://host:port,host:port` URL, a `redis-sentinel://host:port,host:port/mastername` URL
+ * (see sentinel-url.ts), or cluster seed nodes.
  */
 export type RedisTarget = RedisClient | string | { url: string } | { cluster: ClusterNode[] };
 
@@ -34,21 +36,41 @@ export const HOT_PATH_OPTIONS = {
   retryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
 } satisfies RedisOptions;
 
+/**
+ * The cluster's own retries, for the hot path. ioredis re-sends a command after a closed connection
+ * (`retryDelayOnFailover`: it may have run, so a re-send could charge twice) and after CLUSTERDOWN
+ * (`retryDelayOnClusterDown`: 100 ms apart, up to 16 times, long after a 200 ms deadline): both off, the
+ * call fails at once and the fail mode decides. Redirections (MOVED, ASK, TRYAGAIN) say the script did
+ * not run: they are followed at once, and only while the caller still waits (redis/cluster-send.ts).
+ */
+export const CLUSTER_HOT_PATH_OPTIONS = {
+  enableOfflineQueue: false,
+  retryDelayOnFailover: 0,
+  retryDelayOnClusterDown: 0,
+  retryDelayOnTryAgain: 0,
+  retryDelayOnMoved: 0,
+  maxRedirections: 16,
+} satisfies ClusterOptions;
+
 /** Builds a hot-path client from a URL or cluster seeds; returns a caller's client unchanged. */
 export function createRedisClient(target: RedisTarget, overrides: RedisOptions = {}): { client: RedisClient; owned: boolean } {
   if (target instanceof Redis || target instanceof Cluster) return { client: target, owned: false };
   if (typeof target === 'string' && target.startsWith('redis-cluster://')) {
     return createRedisClient({ cluster: clusterSeeds(target) }, overrides);
   }
+  const text = typeof target === 'string' ? target : 'url' in target ? target.url : undefined;
+  if (text?.startsWith(SENTINEL_SCHEME)) {
+    return { client: new Redis({ ...HOT_PATH_OPTIONS, ...sentinelOptions(text), ...overrides }), owned: true };
+  }
   if (typeof target === 'string' || 'url' in target) {
     const url = typeof target === 'string' ? target : target.url;
     if (!/^rediss?:\/\//.test(url)) {
-      throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: expected a redis:// or rediss:// URL, got '${url}'`);
+      throw new SluiceError('SLUICE_ERR_INVALID_OPTIONS', `redis: expected a redis://, rediss://, redis-cluster:// or redis-sentinel:// URL, got '${url.replace(/\/\/[^@/]*@/, '//***@')}'`);
     }
     return { client: new Redis(url, { ...HOT_PATH_OPTIONS, ...overrides }), owned: true };
   }
   const clusterOptions: ClusterOptions = {
-    enableOfflineQueue: false,
+    ...CLUSTER_HOT_PATH_OPTIONS,
     // Decisions are not batched on a cluster (their keys span slots): ioredis groups them per node.
     enableAutoPipelining: true,
     clusterRetryStrategy: HOT_PATH_OPTIONS.retryStrategy,
@@ -116,4 +138,32 @@ function onNextReady(client: RedisClient, fn: () => void): () => void {
   const set = waiters;
   set.add(fn);
   return () => set.delete(fn);
+}
+
+/**
+ * Resolves once the client is ready (on a cluster: once it knows the slots), waiting through reconnect
+ * attempts; rejects with SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs` or when the client was closed.
+ * What `sluice.ready()` waits for before a process takes traffic.
+ */
+export async function untilReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  await untilOneReady(client, timeoutMs);
+  // A cluster's node connections are made on first use: make them now, not inside a decision's deadline.
+  if (client instanceof Cluster) await Promise.all(client.nodes('master').map((node) => untilOneReady(node, Math.max(1, deadline - Date.now()))));
+}
+
+function untilOneReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  if (client.status === 'end') return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', 'the Redis client is closed'));
+  if (client.status === 'wait') client.connect().catch(() => undefined);
+  return new Promise((resolve, reject) => {
+    const stopWaiting = onNextReady(client, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    const timer = setTimeout(() => {
+      stopWaiting();
+      reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
+    }, timeoutMs);
+  });
 }

@@ -38,6 +38,11 @@ export abstract class Deadline {
     list.add(this);
   }
 
+  /** True while the deadline runs: neither expired nor settled. */
+  get pending(): boolean {
+    return this.list !== undefined;
+  }
+
   /** Stops the deadline. True for the first caller only; false once it has expired (or was settled). */
   settle(): boolean {
     const list = this.list;

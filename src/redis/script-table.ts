@@ -34,8 +34,8 @@ export const SCRIPT_TABLE = {
   'concurrency-release': { keys: ['state'], argv: ['leaseId'] },
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
-    keys: ['lane', 'laneQueue', 'busy', 'job'],
-    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent'],
+    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending'],
+    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs'],
   },
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'laneReservations'],

@@ -8,6 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
 import { Cluster } from 'ioredis';
+import { malformedReply } from './reply.js';
+import { sendWhilePending } from './cluster-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
 import { SCRIPT_NAMES, argvOf, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
@@ -109,6 +111,8 @@ export interface BatchableCall {
   readonly args: readonly ScriptArg[];
   onReply(reply: unknown): void;
   onError(error: unknown): void;
+  /** False once the caller has been answered (its deadline passed): the call must not be sent again. */
+  readonly pending?: boolean;
 }
 
 /** Only NOSCRIPT is ever matched by error text (style.md). */
@@ -197,17 +201,26 @@ export class ScriptRegistry {
       keys.push(call.key);
       if (!single) for (const a of call.args) args.push(a);
     }
-    const deliver = (reply: unknown) => {
-      if (single) calls[0]!.onReply(reply);
-      else for (let i = 0; i < calls.length; i++) calls[i]!.onReply((reply as unknown[])[i]);
-    };
     const fail = (error: unknown) => {
       for (const call of calls) call.onError(error);
     };
+    const deliver = (reply: unknown) => {
+      if (single) calls[0]!.onReply(reply);
+      // One reply per call, or none of them is trusted (each call checks the shape of its own).
+      else if (!Array.isArray(reply) || reply.length !== calls.length) fail(malformedReply(s.name, reply));
+      else for (let i = 0; i < calls.length; i++) calls[i]!.onReply(reply[i]);
+    };
+    const client = this.client;
+    // On a cluster a call is alone (single) and may be redirected: only while its caller still waits.
+    const send =
+      client instanceof Cluster
+        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], () => calls[0]!.pending !== false)
+        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, keys.length, ...keys, ...args);
     try {
-      this.client.evalsha(s.sha, keys.length, ...keys, ...args).then(deliver, (error: unknown) => {
-        // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe.
-        if (isNoScript(error)) this.client.eval(s.lua, keys.length, ...keys, ...args).then(deliver, fail);
+      send('evalsha', s.sha).then(deliver, (error: unknown) => {
+        // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe
+        // (unless the caller was answered meanwhile).
+        if (isNoScript(error) && calls.some((c) => c.pending !== false)) send('eval', s.lua).then(deliver, fail);
         else fail(error);
       });
     } catch (error) {

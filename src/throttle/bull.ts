@@ -1,5 +1,6 @@
-// BullMQ's connections: a second client beside the hot-path one, with the options BullMQ needs
-// (blocking commands that wait out a Redis restart rather than fail), made from the same target.
+// BullMQ's connections: a client beside the hot-path one, with the options BullMQ needs (blocking
+// commands that wait out a Redis restart rather than fail), and the admission client (the hot path's
+// options, for the admission script and the queue add), made from the same target.
 import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 
@@ -17,10 +18,27 @@ export function bullClientFor(client: RedisClient): Redis | Cluster {
     const seeds = (client as unknown as { startupNodes: ConstructorParameters<typeof Cluster>[0] }).startupNodes;
     return new Cluster(seeds, {
       ...client.options,
+      // ioredis's own defaults: BullMQ and the gate wait out a failover (the hot path turns these off).
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
       enableOfflineQueue: true,
       enableAutoPipelining: false,
       redisOptions: { ...client.options.redisOptions, ...resilient },
     });
   }
   return new Redis({ ...client.options, ...resilient, lazyConnect: false });
+}
+
+/**
+ * The admission client: the hot-path client's options (no offline queue, nothing re-sent after a
+ * reconnect), on a connection of its own. A queue add re-sent after a reconnect could land in a Redis
+ * restarted empty, where its lane unit does not exist: a job outside its lane's bound.
+ */
+export function admissionClientFor(client: RedisClient): Redis | Cluster {
+  if (client instanceof Cluster) {
+    const seeds = (client as unknown as { startupNodes: ConstructorParameters<typeof Cluster>[0] }).startupNodes;
+    return new Cluster(seeds, client.options);
+  }
+  return new Redis({ ...client.options, lazyConnect: false });
 }

@@ -84,6 +84,11 @@ export interface ThrottleTiming {
   maxWaitUs: number;
   /** A start missed by more than this is handed back (and a reserved slot shifts the lane's later ones). */
   lateToleranceUs: number;
+  /**
+   * After admission, the submitter has enqueued its job or given up by then (the admission and enqueue
+   * deadlines, plus a second): a job still missing afterwards is lost, and lane repair frees its unit.
+   */
+  enqueueByUs: number;
 }
 
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
@@ -99,5 +104,6 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
     // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.
     lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) / 2),
+    enqueueByUs: (2 * config.submitTimeoutMs + 1_000) * 1000,
   };
 }

@@ -10,6 +10,13 @@ export interface ThrottleContext {
   client: RedisClient;
   scripts: ScriptRegistry;
   keys: KeyBuilder;
+  /**
+   * The admission client, made on first use: hot-path options (no offline queue, no re-send after a
+   * reconnect), one connection for the admission script AND the queue add, so both reach the same
+   * server. `drops()` counts its connection losses: a change between admission and add means the two
+   * may have reached different servers (Redis restarted empty in between).
+   */
+  admission(): { client: Redis | Cluster; scripts: ScriptRegistry; drops(): number };
   /** The resilient client BullMQ and the outflow gate use (waits out a Redis restart), made on first use. */
   bull(): { client: Redis | Cluster; scripts: ScriptRegistry };
   observer?: ThrottleObserver | undefined;

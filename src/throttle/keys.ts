@@ -12,6 +12,8 @@ export class ThrottleKeys {
   readonly busy: string;
   /** The global outflow meter. */
   readonly global: string;
+  /** Pending admissions: `<job id>|<cost>|<lane id>` -> µs by which its job must exist (lane repair's index). */
+  readonly pending: string;
   /** BullMQ prefix: the queue's keys are `<bullPrefix>:<name>:...`, inside the same hash tag. */
   readonly bullPrefix: string;
 
@@ -20,6 +22,7 @@ export class ThrottleKeys {
     this.config = `${this.tag}:cfg`;
     this.busy = `${this.tag}:busy`;
     this.global = `${this.tag}:g`;
+    this.pending = `${this.tag}:pend`;
     this.bullPrefix = `${this.tag}:bull`;
   }
 

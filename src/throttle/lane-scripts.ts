@@ -1,6 +1,7 @@
 // The one level that turns lane operations into script calls (lua/throttle-*.lua), and their replies
 // into typed results. Times in replies are Redis µs.
 import { SluiceError } from '../errors.js';
+import { integerArray, integerReply } from '../redis/reply.js';
 import type { ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
 import { laneMember, type ThrottleKeys } from './keys.js';
@@ -32,23 +33,29 @@ export class LaneScripts {
 
   async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string): Promise<AdmitReply> {
     const t = this.timing;
-    const reply = (await this.scripts.run(
+    const reply = integerArray(
       'throttle-admit',
-      { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, job: this.keys.job(jobId) },
-      {
-        now,
-        jobId,
-        cost,
-        capacity: this.capacity,
-        laneIntervalUs: t.laneIntervalUs,
-        burst: this.burst,
-        globalIntervalUs: t.globalIntervalUs,
-        maxWaitUs: t.maxWaitUs,
-        laneId,
-        marginPpm: t.marginPpm,
-        idempotent: idempotent ? 1 : 0,
-      },
-    )) as number[];
+      await this.scripts.run(
+        'throttle-admit',
+        { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, job: this.keys.job(jobId), pending: this.keys.pending },
+        {
+          now,
+          jobId,
+          cost,
+          capacity: this.capacity,
+          laneIntervalUs: t.laneIntervalUs,
+          burst: this.burst,
+          globalIntervalUs: t.globalIntervalUs,
+          maxWaitUs: t.maxWaitUs,
+          laneId,
+          marginPpm: t.marginPpm,
+          idempotent: idempotent ? 1 : 0,
+          enqueueWithinUs: t.enqueueByUs,
+        },
+      ),
+      4,
+      5,
+    );
     const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
     switch (code) {
       case 1:
@@ -72,29 +79,34 @@ export class LaneScripts {
    */
   async start(laneId: string, jobId: string, cost: number, heldUs?: number): Promise<StartReply> {
     const t = this.timing;
-    const [go, at, nowUs] = (await this.scripts.run(
+    const [go, at, nowUs] = integerArray(
       'throttle-start',
-      { ...this.laneKeys(laneId), global: this.keys.global },
-      {
-        now: '',
-        member: laneMember(jobId, cost),
-        cost,
-        laneIntervalUs: t.laneIntervalUs,
-        burst: this.burst,
-        globalIntervalUs: t.globalIntervalUs,
-        leadUs: t.leadUs,
-        marginPpm: t.marginPpm,
-        laneId,
-        lateToleranceUs: t.lateToleranceUs,
-        heldUs: heldUs ?? '',
-      },
-    )) as [number, number, number];
+      await this.scripts.run(
+        'throttle-start',
+        { ...this.laneKeys(laneId), global: this.keys.global },
+        {
+          now: '',
+          member: laneMember(jobId, cost),
+          cost,
+          laneIntervalUs: t.laneIntervalUs,
+          burst: this.burst,
+          globalIntervalUs: t.globalIntervalUs,
+          leadUs: t.leadUs,
+          marginPpm: t.marginPpm,
+          laneId,
+          lateToleranceUs: t.lateToleranceUs,
+          heldUs: heldUs ?? '',
+        },
+      ),
+      3,
+    ) as [number, number, number];
     return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, wakeUs: at, nowUs };
   }
 
   /** Takes admitted members back out of the lane (their jobs were never enqueued). */
   async release(laneId: string, members: string[]): Promise<number> {
-    return Number(
+    return integerReply(
+      'throttle-release',
       await this.scripts.run('throttle-release', { ...this.laneKeys(laneId), jobs: [] }, { now: '', laneId, mode: 'release', members }),
     );
   }
@@ -102,7 +114,8 @@ export class LaneScripts {
   /** Removes members whose BullMQ job does not exist (checked again inside the script). */
   async repair(laneId: string, members: string[]): Promise<number> {
     const jobKeys = members.map((m) => this.keys.job(m.slice(0, m.lastIndexOf('|'))));
-    return Number(
+    return integerReply(
+      'throttle-release',
       await this.scripts.run('throttle-release', { ...this.laneKeys(laneId), jobs: jobKeys }, { now: '', laneId, mode: 'repair', members }),
     );
   }
@@ -114,11 +127,18 @@ export class LaneScripts {
 
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
   async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
-    return Number(await this.scripts.run('throttle-pause', { lane: this.keys.lane(laneId), global: this.keys.global }, { now: '', pauseUs: Math.round(ms * 1000), scope }));
+    return integerReply(
+      'throttle-pause',
+      await this.scripts.run('throttle-pause', { lane: this.keys.lane(laneId), global: this.keys.global }, { now: '', pauseUs: Math.round(ms * 1000), scope }),
+    );
   }
 
   async state(laneId: string, now = ''): Promise<LaneState> {
-    const [slotUs, depth, jobs, nowUs] = (await this.scripts.run('throttle-lane', { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId) }, { now })) as number[];
+    const [slotUs, depth, jobs, nowUs] = integerArray(
+      'throttle-lane',
+      await this.scripts.run('throttle-lane', { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId) }, { now }),
+      4,
+    );
     return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };
   }
 }

@@ -1,27 +1,68 @@
 // Lane repair: a submitter that died between admission and enqueue leaves a queued member with no
-// job behind it, which would hold a unit of the lane's capacity forever. Workers walk the busy lanes a
-// few at a time and remove members whose slot is long past and whose BullMQ job does not exist.
+// job behind it, which would hold a unit of the lane's capacity forever. Every admission is indexed in
+// the throttle's pending set with the instant by which its job must exist; workers read only the
+// entries that came due, so a lost unit is freed a few seconds after its submitter gave up, however
+// many lanes there are. A slow walk over the busy lanes stays as a backstop (members admitted by an
+// older version, or whose pending entry was lost).
 import type { Cluster, Redis } from 'ioredis';
 import type { LaneScripts } from './lane-scripts.js';
 import type { ThrottleKeys } from './keys.js';
 
+/** Pending entries looked at per pass. */
+const PENDING_PER_PASS = 500;
+
 export class LaneRepairer {
   private rank = 0;
+  private lastScan = Date.now();
 
   constructor(
     private readonly client: Redis | Cluster,
     private readonly keys: ThrottleKeys,
     private readonly lanes: LaneScripts,
-    /** Members overdue by more than this are checked (ms). */
+    /** Busy-lane walk: members overdue by more than this are checked (ms). */
     private readonly overdueMs: number,
-    /** Lanes looked at per pass. */
+    /** Busy-lane walk: at most this often (ms). */
+    private readonly scanIntervalMs = 30_000,
+    /** Lanes looked at per walk. */
     private readonly lanesPerPass = 100,
   ) {}
 
-  /** One pass over the next `lanesPerPass` busy lanes; returns the cost units removed. */
+  /** One pass: the pending admissions that came due, and now and then the next busy lanes; returns the units removed. */
   async pass(): Promise<number> {
     const [seconds, micros] = await this.client.time();
-    const cutoffUs = Number(seconds) * 1e6 + Number(micros) - this.overdueMs * 1000;
+    const nowUs = Number(seconds) * 1e6 + Number(micros);
+    let removed = await this.pendingPass(nowUs);
+    if (Date.now() - this.lastScan >= this.scanIntervalMs) {
+      this.lastScan = Date.now();
+      removed += await this.lanePass(nowUs);
+    }
+    return removed;
+  }
+
+  /** Admissions whose job should exist by now: done (job there) or lost (unit freed); either way unindexed. */
+  private async pendingPass(nowUs: number): Promise<number> {
+    const due = await this.client.zrangebyscore(this.keys.pending, '-inf', String(nowUs), 'LIMIT', 0, PENDING_PER_PASS);
+    if (due.length === 0) return 0;
+    const entries = due.map((entry) => {
+      const jobEnd = entry.indexOf('|');
+      const costEnd = entry.indexOf('|', jobEnd + 1);
+      return { entry, jobId: entry.slice(0, jobEnd), member: entry.slice(0, costEnd), laneId: entry.slice(costEnd + 1) };
+    });
+    const exists = await Promise.all(entries.map((e) => this.client.exists(this.keys.job(e.jobId))));
+    const lost = new Map<string, string[]>();
+    entries.forEach((e, i) => {
+      if (exists[i] === 0) lost.set(e.laneId, [...(lost.get(e.laneId) ?? []), e.member]);
+    });
+    let removed = 0;
+    // The script checks each job again: one enqueued since is left alone.
+    for (const [laneId, members] of lost) removed += await this.lanes.repair(laneId, members);
+    await this.client.zrem(this.keys.pending, ...due);
+    return removed;
+  }
+
+  /** The backstop: the next `lanesPerPass` busy lanes, members long overdue whose job is missing. */
+  private async lanePass(nowUs: number): Promise<number> {
+    const cutoffUs = nowUs - this.overdueMs * 1000;
     const laneIds = await this.client.zrange(this.keys.busy, String(this.rank), String(this.rank + this.lanesPerPass - 1));
     this.rank = laneIds.length < this.lanesPerPass ? 0 : this.rank + laneIds.length;
     let removed = 0;

@@ -61,7 +61,7 @@ export class Throttle {
   readonly config: Readonly<ThrottleConfig>;
   readonly keys: ThrottleKeys;
   readonly timing: ThrottleTiming;
-  private readonly admitLanes: LaneScripts;
+  private admitLanesCache: LaneScripts | undefined;
   private gateLanesCache: LaneScripts | undefined;
   private queue: Queue<JobData> | undefined;
   private ready: Promise<void> | undefined;
@@ -72,7 +72,12 @@ export class Throttle {
     this.name = name;
     this.config = parseThrottleConfig(name, config);
     this.timing = timingOf(this.config);
-    this.admitLanes = new LaneScripts(ctx.scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
+  }
+
+  /** Lane scripts on the admission client: the connection the queue add also goes through. */
+  private get admitLanes(): LaneScripts {
+    this.admitLanesCache ??= new LaneScripts(this.ctx.admission().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
+    return this.admitLanesCache;
   }
 
   /** @internal Lane scripts on the resilient client: the outflow gate and repairs must wait out a Redis restart. */
@@ -87,8 +92,10 @@ export class Throttle {
     checkPayload(payload, this.config.maxPayloadBytes);
     const laneId = this.keys.laneId(key, options);
     const jobId = this.keys.jobId(options.id);
+    let drops = 0;
     const reply = await this.withinDeadline('submit', async () => {
       await this.prepare();
+      drops = this.ctx.admission().drops();
       return this.admitLanes.admit(laneId, jobId, cost, options.id !== undefined, nowArg(options.nowMs));
     });
     this.ctx.observer?.onSubmit?.({
@@ -112,14 +119,14 @@ export class Throttle {
       case 'queued-duplicate':
         // The first submit may have died (or timed out) between its admission and its enqueue: adding
         // the job again under the same id is a no-op when it exists and repairs the lane when it does not.
-        await this.enqueue(laneId, jobId, cost, payload, reply, false);
+        await this.enqueue(laneId, jobId, cost, payload, reply, drops, false);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
       case 'finished-duplicate': {
         const job = await this.queue!.getJob(jobId);
         return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
       }
       case 'admitted':
-        await this.enqueue(laneId, jobId, cost, payload, reply);
+        await this.enqueue(laneId, jobId, cost, payload, reply, drops);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
     }
   }
@@ -208,6 +215,7 @@ export class Throttle {
     cost: number,
     payload: unknown,
     reply: { startUs: number; nowUs: number },
+    dropsAtAdmission: number,
     ownsAdmission = true,
   ) {
     const startMs = Math.ceil(reply.startUs / 1000);
@@ -237,12 +245,34 @@ export class Throttle {
         cause: error,
       });
     }
+    if (this.ctx.admission().drops() !== dropsAtAdmission) await this.confirmEnqueued(laneId, jobId, cost);
+  }
+
+  /**
+   * The connection dropped between admission and add, so the add may have reached another server than
+   * the admission (Redis restarted empty): a job there without its lane unit would be outside the
+   * lane's bound. Its unit is there, or the job is taken back out and the submit fails.
+   */
+  private async confirmEnqueued(laneId: string, jobId: string, cost: number): Promise<void> {
+    const fail = (why: string) =>
+      new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': job ${jobId} ${why}; nothing was queued`);
+    try {
+      const held = await this.withinDeadline('enqueue', () => this.ctx.admission().client.zscore(this.keys.laneQueue(laneId), laneMember(jobId, cost)));
+      if (held !== null) return;
+      // BullMQ removes a job that no worker holds; one a worker already started stays (and is the answer).
+      const removed = await this.withinDeadline('enqueue', () => this.queue!.remove(jobId));
+      if (removed === 1) throw fail('lost its lane admission when Redis restarted between admission and enqueue');
+    } catch (error) {
+      if (isSluiceError(error, 'SLUICE_ERR_SUBMIT_FAILED')) throw error;
+      throw fail(`could not be confirmed after a lost connection (${(error as Error).message})`);
+    }
   }
 
   /** Creates the queue and publishes the configuration for workers in other processes, once. */
   private prepare(): Promise<void> {
     this.ready ??= (async () => {
-      const { client } = this.ctx.bull();
+      // The admission client: a job add is never re-sent after a reconnect (see confirmEnqueued).
+      const { client } = this.ctx.admission();
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
       await client.set(this.keys.config, JSON.stringify(this.config));
@@ -256,7 +286,7 @@ export class Throttle {
   private withinDeadline<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (this.ctx.isClosed()) return Promise.reject(new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed'));
     const ms = this.config.submitTimeoutMs;
-    return withDeadline(() => whenReady(this.ctx.client, ms).then(work), ms, `throttle '${this.name}' ${what}`).catch((error: unknown) => {
+    return withDeadline(() => whenReady(this.ctx.admission().client, ms).then(work), ms, `throttle '${this.name}' ${what}`).catch((error: unknown) => {
       if (isSluiceError(error)) throw error;
       throw new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `throttle '${this.name}' ${what}: ${(error as Error).message}`, { cause: error });
     });

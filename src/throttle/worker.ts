@@ -43,9 +43,13 @@ export interface ThrottleWorkerOptions {
   stalledIntervalMs?: number;
   /** Times a job may stall (its worker died) before it fails (default 3). */
   maxStalledCount?: number;
-  /** How often lane repair runs (ms, default 30,000; 0 = never). */
+  /**
+   * How often lane repair runs (ms, default 2,000; 0 = never). Each pass reads only the admissions whose
+   * job should exist by now (2 x submitTimeoutMs + 1 s after admission), so a unit left by a submitter
+   * that died before its enqueue is freed within about 2 x submitTimeoutMs + 1 s + this interval.
+   */
   repairIntervalMs?: number;
-  /** Queued members whose slot is older than this and whose job is missing are repaired (ms, default 120,000). */
+  /** Backstop walk over busy lanes (every 30 s): members whose slot is older than this and whose job is missing (ms, default 120,000). */
   repairAfterMs?: number;
 }
 
@@ -66,6 +70,11 @@ export class ThrottleWorker {
     this.handlerSlots = new Semaphore(options.concurrency ?? 10);
     this.started = throttle.then((t) => this.start(t));
     this.started.catch(() => undefined);
+  }
+
+  /** True once close() was called. */
+  get isClosing(): boolean {
+    return this.closing;
   }
 
   /** Resolves once the worker is connected and consuming. */
@@ -107,7 +116,7 @@ export class ThrottleWorker {
       const retrying = job.attemptsMade < (job.opts.attempts ?? 1);
       observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
     });
-    const interval = o.repairIntervalMs ?? 30_000;
+    const interval = o.repairIntervalMs ?? 2_000;
     if (interval > 0) {
       const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000);
       this.repairTimer = setInterval(() => {

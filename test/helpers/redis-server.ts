@@ -49,6 +49,8 @@ export interface RedisServer {
   readonly url: string;
   /** Stops the server (SIGTERM) and waits for it to exit. */
   stop(): Promise<void>;
+  /** Kills the server (SIGKILL: no shutdown work, as a crash) and waits for it to exit. */
+  kill(): Promise<void>;
   /** Starts it again on the same port (after stop), empty. */
   start(): Promise<void>;
   /** stop() and remove its files. */
@@ -60,6 +62,14 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'));
   let child: ChildProcess | undefined;
+  const end = async (signal: NodeJS.Signals) => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill(signal);
+    await exited;
+    children.delete(c);
+  };
   const server: RedisServer = {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -73,12 +83,10 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
       await waitFor(async () => (await ping(port)) === 'PONG', `redis-server on ${port}`);
     },
     async stop() {
-      const c = child;
-      if (!c || c.exitCode !== null) return;
-      const exited = new Promise((r) => c.once('exit', r));
-      c.kill('SIGTERM');
-      await exited;
-      children.delete(c);
+      await end('SIGTERM');
+    },
+    async kill() {
+      await end('SIGKILL');
     },
     async dispose() {
       await server.stop();
@@ -91,6 +99,8 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
 
 export interface RedisCluster {
   readonly nodes: { host: string; port: number }[];
+  /** The masters' servers, in `nodes` order: kill() one, start() it again (it rejoins from its nodes.conf, empty). */
+  readonly servers: RedisServer[];
   dispose(): Promise<void>;
 }
 
@@ -118,6 +128,7 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
   }
   return {
     nodes: servers.map((s) => ({ host: '127.0.0.1', port: s.port })),
+    servers,
     dispose: async () => {
       await Promise.all(servers.map((s) => s.dispose()));
     },

@@ -20,8 +20,9 @@ export class ThrottleProc {
   readonly starts: StartEvent[] = [];
   private constructor(readonly handle: ChildHandle) {}
 
-  static async start(backend: Backend, prefix: string, name: string, config: ThrottleConfigInput, workerOptions: object = {}) {
-    const handle = startTsProcess('helpers/throttle-proc.ts', [JSON.stringify(backend.target), prefix, name, JSON.stringify(config), JSON.stringify(workerOptions)]);
+  /** @param env extra environment of the child (e.g. a preloaded clock skew). */
+  static async start(backend: Backend, prefix: string, name: string, config: ThrottleConfigInput, workerOptions: object = {}, env: Record<string, string> = {}) {
+    const handle = startTsProcess('helpers/throttle-proc.ts', [JSON.stringify(backend.target), prefix, name, JSON.stringify(config), JSON.stringify(workerOptions)], env);
     const proc = new ThrottleProc(handle);
     handle.child.stdout!.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) {

@@ -3,7 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../deps.js';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { queueRefusalHeaders } from '../../headers/queue-headers.js';
 import { retryAfterSeconds } from '../../headers/retry-after.js';
@@ -15,7 +15,7 @@ import type { QueueRule } from '../../rules/index.js';
 
 export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
   const router = Router();
-  router.post('/v1/queues/:queue/jobs', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
+  router.post('/v1/queues/:queue/jobs', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
     const rules = deps.rules.current();
     const queueName = String(req.params.queue);
     const queue = rules.queue(queueName);
