@@ -1,7 +1,7 @@
 -- throttle-admit.lua: admit one job into a lane (a bounded queue drained at a fixed rate), atomically.
 -- KEYS[1]  lane hash {s, o, c, p, d, u} (see includes/lane.lua)
 -- KEYS[2]  lane queue: sorted set of "<job id>|<cost>" scored by predicted start µs
--- KEYS[3]  the throttle's busy set: lane id -> µs of last change, lanes with queued work
+-- KEYS[3]  the throttle's busy set: lane id -> queued cost units, lanes with queued work
 -- KEYS[4]  the BullMQ job hash of this job id (only tested for existence: idempotent submit)
 -- ARGV[1]  now in µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  job id
@@ -14,6 +14,7 @@
 -- ARGV[9]  lane id (its member in the busy set)
 -- ARGV[10] pacing margin in parts per million
 -- ARGV[11] 1 when the job id comes from the caller (an idempotency key): check for a duplicate
+-- ARGV[12] the lane's plan name ('' or absent: none), kept in the lane hash (field n) for the admin view
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -80,5 +81,6 @@ end
 local position = redis.call('ZCARD', KEYS[2])
 redis.call('ZADD', KEYS[2], start, member)
 redis.call('HSET', KEYS[1], 'd', depth + cost)
+if ARGV[12] and ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[12]) end
 settle_lane(KEYS[1], KEYS[3], lane_id, depth + cost, now, 0)
 return {1, start, position, now}

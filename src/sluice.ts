@@ -11,6 +11,7 @@ import type { Policy, PolicyInput } from './limiters/policy.js';
 import { bullClientFor } from './throttle/bull.js';
 import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
 import type { ThrottleContext } from './throttle/context.js';
+import type { LaneOverrides } from './throttle/lane-limits.js';
 import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
 import { ThrottleWorker, publishedConfig, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
@@ -49,6 +50,11 @@ export interface Sluice {
   throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
   /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
   worker<P = unknown, R = unknown>(name: string, handler: JobHandler<P, R>, options?: WorkerOptions<P>): ThrottleWorker;
+  /**
+   * Follow operators' per-lane overrides from `source` (the admin control cache): admissions and
+   * the outflow gate of every throttle of this instance use them from then on.
+   */
+  useOverrides(source: LaneOverrides | undefined): void;
   /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
@@ -67,6 +73,7 @@ export function createSluice(options: SluiceOptions): Sluice {
   let bull: { client: Redis | Cluster; scripts: ScriptRegistry } | undefined;
   const throttles = new Map<string, Throttle>();
   const workers: ThrottleWorker[] = [];
+  let overrides: LaneOverrides | undefined;
 
   const limiterContext = {
     client,
@@ -82,6 +89,7 @@ export function createSluice(options: SluiceOptions): Sluice {
     scripts,
     keys,
     observer,
+    overrides: () => overrides,
     isClosed: () => closed,
     bull() {
       if (!bull) {
@@ -96,6 +104,9 @@ export function createSluice(options: SluiceOptions): Sluice {
   return {
     redis: client,
     keys,
+    useOverrides(source) {
+      overrides = source;
+    },
     limiter: (policy) => new Limiter(limiterContext, policy),
     throttle(name, config) {
       assertName(name, 'throttle name');

@@ -25,6 +25,9 @@ export const SCRIPT_NAMES = [
   'throttle-release',
   'throttle-lane',
   'throttle-pause',
+  'admin-lanes-page',
+  'admin-lane-resume',
+  'admin-cancel',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

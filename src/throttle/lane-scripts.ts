@@ -30,12 +30,13 @@ export class LaneScripts {
     private readonly burst: number,
   ) {}
 
-  async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string): Promise<AdmitReply> {
+  /** `plan`: the lane's plan name, kept in the lane for the admin view ('' = none). */
+  async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string, plan = ''): Promise<AdmitReply> {
     const t = this.timing;
     const reply = (await this.scripts.run(
       'throttle-admit',
       [this.keys.lane(laneId), this.keys.laneQueue(laneId), this.keys.busy, this.keys.job(jobId)],
-      [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0],
+      [now, jobId, cost, this.capacity, t.laneIntervalUs, this.burst, t.globalIntervalUs, t.maxWaitUs, laneId, t.marginPpm, idempotent ? 1 : 0, plan],
     )) as number[];
     const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
     switch (code) {
