@@ -1,5 +1,6 @@
 // What createApp needs: the sluice instance, the rules in force, metrics, a logger, and limits.
 import type { Logger } from 'pino';
+import type { ControlCache } from '../admin/control-cache.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sluice } from '../sluice.js';
 import type { HeaderSelection } from '../headers/headers.js';
@@ -14,6 +15,10 @@ export interface AppDeps {
   bodyLimitBytes?: number;
   /** Which rate-limit header sets to send. */
   headers?: HeaderSelection;
+  /** The admin token (SLUICE_ADMIN_TOKEN); absent: every admin route answers 401. Hashed at once, never logged. */
+  adminToken?: string;
+  /** The process's control cache (drain, pause, overrides), already started; absent: the app makes its own. */
+  control?: ControlCache;
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
