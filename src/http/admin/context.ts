@@ -16,7 +16,7 @@ import type { Throttle } from '../../throttle/throttle.js';
 import { describeIssues, issuesOf } from '../../validation.js';
 import type { AppDeps } from '../deps.js';
 import type { QueueThrottles } from '../queue-throttles.js';
-import type { QueueRule } from '../../policy/index.js';
+import type { QueueRule } from '../../rules/index.js';
 
 export interface AdminContext {
   deps: AppDeps;

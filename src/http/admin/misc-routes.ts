@@ -3,7 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { whenReady } from '../../redis/connection.js';
 import { SluiceError } from '../../errors.js';
-import { descriptorIdentity } from '../../policy/index.js';
+import { descriptorIdentity } from '../../rules/index.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { RuleLimiters } from '../rule-decisions.js';
 import { parsePart, record, send, type AdminContext } from './context.js';

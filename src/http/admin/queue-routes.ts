@@ -2,7 +2,7 @@
 import { Router, type Request, type Response } from 'express';
 import { readFigures } from '../../admin/figures.js';
 import { pauseQueue, resumeQueue } from '../../admin/queue-pause.js';
-import type { QueueRule } from '../../policy/index.js';
+import type { QueueRule } from '../../rules/index.js';
 import type { Throttle } from '../../throttle/throttle.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import { iso, parsePart, queueOf, record, send, type AdminContext } from './context.js';
