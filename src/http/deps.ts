@@ -17,6 +17,11 @@ export interface AppDeps {
   headers?: HeaderSelection;
   /** The admin token (SLUICE_ADMIN_TOKEN); absent: every admin route answers 401. Hashed at once, never logged. */
   adminToken?: string;
+  /**
+   * True for `sluice serve`: rules without an `auth:` section accept no key (401) instead of letting
+   * everyone in, so a reload that drops the section closes the service. Default false (in-process apps).
+   */
+  requireAuth?: boolean;
   /** The process's control cache (drain, pause, overrides), already started; absent: the app makes its own. */
   control?: ControlCache;
 }
