@@ -20,6 +20,8 @@ export const processConfigSchema = z
     bodyLimitBytes: z.coerce.number().int().positive(),
     /** HMAC secret for identity hashes (SLUICE_HASH_SECRET). */
     hashSecret: z.string().min(1).optional(),
+    /** The admin API's token (SLUICE_ADMIN_TOKEN); hashed when the app starts, never logged. */
+    adminToken: z.string().min(16, 'SLUICE_ADMIN_TOKEN: use a long random value (at least 16 characters)').optional(),
     /** Key prefix (SLUICE_PREFIX). */
     prefix: z.string().min(1).optional(),
     /** Handlers running at once per worker process (--concurrency, SLUICE_CONCURRENCY). */
@@ -67,6 +69,7 @@ export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.Pro
     bodyLimitBytes: flags.bodyLimit ?? env.SLUICE_BODY_LIMIT ?? String(1024 * 1024),
     ...(env.SLUICE_HASH_SECRET ? { hashSecret: env.SLUICE_HASH_SECRET } : {}),
     ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
+    ...(env.SLUICE_ADMIN_TOKEN ? { adminToken: env.SLUICE_ADMIN_TOKEN } : {}),
     concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',
     ...((flags.metricsPort ?? env.SLUICE_METRICS_PORT) !== undefined ? { metricsPort: flags.metricsPort ?? env.SLUICE_METRICS_PORT } : {}),
     headersTimeoutMs: flags.headersTimeout ?? env.SLUICE_HEADERS_TIMEOUT_MS ?? '10000',
