@@ -91,7 +91,7 @@ describe('authentication', () => {
       ['POST', '/v1/decisions', { domain: 'api', descriptors: [{ key: 'user', value: 'u' }] }],
       ['POST', '/v1/decisions/release', { domain: 'api', descriptor: { key: 'user', value: 'u' }, lease_id: 'x' }],
     ] as const) {
-      for (const headers of [{}, auth('wrong'), { 'x-api-key': 'wrong' }, auth(ADMIN)]) {
+      for (const headers of [{}, auth('wrong'), { 'x-api-key': 'wrong' }, auth(ADMIN)] as Record<string, string>[]) {
         const res = await call(method, path, headers, body);
         expect(res.status, `${method} ${path}`).toBe(401);
         expect(res.headers.get('www-authenticate')).toBe('Bearer realm="sluice"');
