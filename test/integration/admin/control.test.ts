@@ -28,7 +28,7 @@ describe('overrides', () => {
 
     expect(throttle.limitsOf('acme')).toEqual({ ratePerSecond: 1, capacity: 2, burst: 0, maxWaitMs: 0 });
     await store.setOverride(t, 'acme', overrideBodySchema.parse({ capacity: 5, ratePerSecond: 4 }), 'ops', Date.now());
-    await until(() => throttle.limitsOf('acme').capacity === 5, 2_000, 'the override');
+    await until(() => throttle.limitsOf('acme').capacity === 5, 10_000, 'the override');
     expect(throttle.limitsOf('acme')).toEqual({ ratePerSecond: 4, capacity: 5, burst: 0, maxWaitMs: 0 });
     expect(throttle.limitsOf('globex').capacity).toBe(2);
     for (let i = 0; i < 5; i++) expect((await throttle.submit('acme', i)).admitted).toBe(true);
@@ -37,11 +37,11 @@ describe('overrides', () => {
     const listed = await store.overrides(t, Date.now());
     expect(listed).toEqual([expect.objectContaining({ lane: 'acme', capacity: 5, ratePerSecond: 4, by: 'ops' })]);
     expect(await store.removeOverride(t, 'acme')).toBe(true);
-    await until(() => throttle.limitsOf('acme').capacity === 2, 2_000, 'back to the rules');
+    await until(() => throttle.limitsOf('acme').capacity === 2, 10_000, 'back to the rules');
 
     await store.setOverride(t, 'acme', overrideBodySchema.parse({ burst: 3, until: new Date(Date.now() + 300).toISOString() }), 'ops', Date.now());
-    await until(() => throttle.limitsOf('acme').burst === 3, 2_000, 'the timed override');
-    await until(() => throttle.limitsOf('acme').burst === 0, 2_000, 'its end');
+    await until(() => throttle.limitsOf('acme').burst === 3, 10_000, 'the timed override');
+    await until(() => throttle.limitsOf('acme').burst === 0, 10_000, 'its end');
     expect(await store.overrides(t, Date.now())).toEqual([]);
     expect(await admin.redis.hlen(keys.overrides(t))).toBe(0);
     cache.close();
@@ -85,12 +85,12 @@ describe('drain and pause flags', () => {
     await cache.start();
     await store.setDrain(t, true);
     await store.setPause(t, Date.now() + 200);
-    await until(() => cache.control('flags').draining && cache.control('flags').paused, 2_000, 'the flags');
-    await until(() => ended.includes('flags'), 2_000, 'the timed pause to end');
+    await until(() => cache.control('flags').draining && cache.control('flags').paused, 10_000, 'the flags');
+    await until(() => ended.includes('flags'), 10_000, 'the timed pause to end');
     expect(await store.clearPause(t)).toBe(true);
     expect(await store.clearPause(t)).toBe(false);
     await store.setDrain(t, false);
-    await until(() => !cache.control('flags').draining && !cache.control('flags').paused, 2_000, 'cleared');
+    await until(() => !cache.control('flags').draining && !cache.control('flags').paused, 10_000, 'cleared');
     cache.close();
   });
 });
