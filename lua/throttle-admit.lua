@@ -1,7 +1,7 @@
 -- throttle-admit.lua: admit one job into a lane (a bounded queue drained at a fixed rate), atomically.
 -- KEYS[1]  lane: hash {s, o, c, p, d, u} (see includes/lane.lua)
 -- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" scored by predicted start µs
--- KEYS[3]  busy: the throttle's busy set, lane id -> µs of last change, lanes with queued work
+-- KEYS[3]  busy: the throttle's busy set, lane id -> queued cost units, lanes with queued work
 -- KEYS[4]  job: the BullMQ job hash of this job id (only tested for existence: idempotent submit)
 -- KEYS[5]  pending: the throttle's pending admissions, "<job id>|<cost>|<lane id>" -> µs after which a job
 --          that does not exist yet is taken to be lost (its submitter died before the enqueue): lane
@@ -18,6 +18,7 @@
 -- ARGV[10] marginPpm: pacing margin in parts per million
 -- ARGV[11] idempotent: 1 when the job id comes from the caller (an idempotency key): check for a duplicate
 -- ARGV[12] enqueueWithinUs: µs after admission by which the submitter has enqueued the job or given up
+-- ARGV[13] planName: the lane's plan name ('' or absent: none), kept in the lane hash (field n) for the admin view
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -85,5 +86,6 @@ local position = redis.call('ZCARD', KEYS[2])
 redis.call('ZADD', KEYS[2], start, member)
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
 redis.call('HSET', KEYS[1], 'd', depth + cost)
+if ARGV[13] and ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[13]) end
 settle_lane(KEYS[1], KEYS[3], lane_id, depth + cost, now, 0)
 return {1, start, position, now}

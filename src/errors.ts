@@ -25,6 +25,9 @@ export const ERROR_CODES = {
   SLUICE_ERR_BODY_TOO_LARGE: { httpStatus: 413, help: 'The request body is larger than the configured limit.' },
   SLUICE_ERR_NOT_FOUND: { httpStatus: 404, help: 'No such queue, job or route.' },
   SLUICE_ERR_INVALID_CONFIG: { httpStatus: 500, help: 'Process configuration (flags or environment) is invalid.' },
+  SLUICE_ERR_UNAUTHORIZED: { httpStatus: 401, help: 'The request has no valid API key (or admin token); send Authorization: Bearer <key> or X-API-Key.' },
+  SLUICE_ERR_CONFLICT: { httpStatus: 409, help: 'The job is not in a state the action applies to (a started job cannot be cancelled, only a failed job retried); the answer says its state.' },
+  SLUICE_ERR_DRAINING: { httpStatus: 503, help: 'The queue is draining: new submits are refused while queued work finishes (an operator undrains it).' },
   SLUICE_ERR_INTERNAL: { httpStatus: 500, help: 'An unexpected failure inside the HTTP service; the server log has the cause.' },
 } as const;
 

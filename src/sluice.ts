@@ -13,6 +13,7 @@ import { admissionClientFor, bullClientFor } from './throttle/bull.js';
 import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
 import type { ThrottleContext } from './throttle/context.js';
 import { sameConfig } from './validation.js';
+import type { LaneOverrides } from './throttle/lane-limits.js';
 import type { ThrottleObserver } from './throttle/observer.js';
 import { Throttle } from './throttle/throttle.js';
 import { ThrottleWorker, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
@@ -65,6 +66,11 @@ export interface Sluice {
    * (`onDecisionBeforeReady`, metric `sluice_decisions_before_ready_total`).
    */
   ready(timeoutMs?: number): Promise<void>;
+  /**
+   * Follow operators' per-lane overrides from `source` (the admin control cache): admissions and
+   * the outflow gate of every throttle of this instance use them from then on.
+   */
+  useOverrides(source: LaneOverrides | undefined): void;
   /** The Redis client decisions and admissions run on. */
   readonly redis: RedisClient;
   readonly keys: KeyBuilder;
@@ -87,6 +93,7 @@ export function createSluice(options: SluiceOptions): Sluice {
   let bull: { client: Redis | Cluster; scripts: ScriptRegistry } | undefined;
   const throttles = new Map<string, Throttle>();
   const workers: ThrottleWorker[] = [];
+  let overrides: LaneOverrides | undefined;
 
   const limiterContext = {
     client,
@@ -104,6 +111,7 @@ export function createSluice(options: SluiceOptions): Sluice {
     scripts,
     keys,
     observer,
+    overrides: () => overrides,
     isClosed: () => closed,
     admission() {
       if (!admission) {
@@ -130,6 +138,9 @@ export function createSluice(options: SluiceOptions): Sluice {
     redis: client,
     keys,
     ready: (timeoutMs = 30_000) => (closed ? Promise.reject(new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed')) : untilReady(client, timeoutMs)),
+    useOverrides(source) {
+      overrides = source;
+    },
     limiter: (policy) => new Limiter(limiterContext, policy),
     throttle(name, config) {
       assertName(name, 'throttle name');

@@ -6,9 +6,11 @@
 --   f  the lane's fair-share TAT (real µs): while the global cap is contended it may not start before it
 --   p  real µs until which the lane is paused (an upstream said "later")
 --   d  queued cost units (admitted, not yet started), u  of which hold a reserved slot
+--   n  the plan of the lane's last admission (shown by the admin API)
 --   g:<member>  the real µs of a global slot claimed by a job that was sent back
 -- plus a sorted set of queued members "<job id>|<cost>" scored by predicted start µs, and a sorted
--- set of reserved slots (member -> virtual µs). The throttle's busy set holds the ids of lanes with d > 0.
+-- set of reserved slots (member -> virtual µs). The throttle's busy set holds the ids of lanes with d > 0,
+-- scored by d: the busy-lane index the admin API lists the busiest lanes from (lua/admin-lanes-page.lua).
 
 -- Members carry the cost so that the lane can be repaired from the member alone.
 local function member_cost(member)
@@ -16,11 +18,12 @@ local function member_cost(member)
 end
 
 -- After d changed: a lane with queued work never expires (its count must survive any wait) and is
--- in the busy set; an empty lane is dropped from the busy set and expires once its slots are past.
+-- in the busy set, scored by its depth; an empty lane is dropped from the busy set and expires once
+-- its slots are past.
 local function settle_lane(lane_key, busy_key, lane_id, depth, now, latest_slot)
   if depth > 0 then
     redis.call('PERSIST', lane_key)
-    redis.call('ZADD', busy_key, now, lane_id)
+    redis.call('ZADD', busy_key, depth, lane_id)
   else
     redis.call('ZREM', busy_key, lane_id)
     redis.call('PEXPIRE', lane_key, ttl(math.max(0, latest_slot - now) / 1000))

@@ -22,6 +22,8 @@ export const processConfigSchema = z
     jsonMaxDepth: z.coerce.number().int().min(1).max(1_000),
     /** HMAC secret for identity hashes (SLUICE_HASH_SECRET). */
     hashSecret: z.string().min(1).optional(),
+    /** The admin API's token (SLUICE_ADMIN_TOKEN); hashed when the app starts, never logged. */
+    adminToken: z.string().min(16, 'SLUICE_ADMIN_TOKEN: use a long random value (at least 16 characters)').optional(),
     /** Key prefix (SLUICE_PREFIX). */
     prefix: z.string().min(1).optional(),
     /** Handlers running at once per worker process (--concurrency, SLUICE_CONCURRENCY). */
@@ -70,6 +72,7 @@ export function resolveProcessConfig(flags: ProcessFlags, processEnv: NodeJS.Pro
     jsonMaxDepth: env.SLUICE_JSON_MAX_DEPTH ?? '64',
     ...(env.SLUICE_HASH_SECRET ? { hashSecret: env.SLUICE_HASH_SECRET } : {}),
     ...(env.SLUICE_PREFIX ? { prefix: env.SLUICE_PREFIX } : {}),
+    ...(env.SLUICE_ADMIN_TOKEN ? { adminToken: env.SLUICE_ADMIN_TOKEN } : {}),
     concurrency: flags.concurrency ?? env.SLUICE_CONCURRENCY ?? '10',
     ...((flags.metricsPort ?? env.SLUICE_METRICS_PORT) !== undefined ? { metricsPort: flags.metricsPort ?? env.SLUICE_METRICS_PORT } : {}),
     headersTimeoutMs: flags.headersTimeout ?? env.SLUICE_HEADERS_TIMEOUT_MS ?? '10000',

@@ -12,10 +12,14 @@ import { checkHashSecret } from './hash-secret.js';
 import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
 import { checkMemoryPolicy } from './memory-policy-check.js';
 import { watchAuthErrors } from './redis-auth-check.js';
+import { LiveFigures } from '../admin/figures.js';
+import { startControlPlane, withFigures, type ControlPlane } from './control-plane.js';
 
 export interface RuntimeParts {
   server: boolean;
   workers: boolean;
+  /** `sluice dev`: a rules file without an `auth:` section runs as `auth: none` (with a warning) instead of being refused. */
+  devAuth?: boolean;
 }
 
 export interface Runtime {
@@ -40,9 +44,19 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   const metrics = new Metrics({ defaultMetrics: true });
   // Fail fast on a bad file: the error names every problem with its line.
   const initial = loadRules(config.config);
+  if (parts.server && initial.auth === undefined && !parts.devAuth) {
+    throw new SluiceError(
+      'SLUICE_ERR_INVALID_CONFIG',
+      `${config.config}: no auth section: add auth.tenants (API keys, see docs/operations.md#security), or \`auth: none\` to serve without authentication`,
+    );
+  }
+  if (parts.server && initial.auth === undefined) {
+    logger.warn({ event: 'auth_none' }, 'no auth section in the rules file: dev runs without authentication (auth: none); sluice serve would refuse to start');
+  }
+  const figures = new LiveFigures();
   const sluice = createSluice({
     redis: config.redisUrl,
-    observer: metrics,
+    observer: withFigures(metrics, figures),
     ...(config.hashSecret ? { hashSecret: config.hashSecret } : {}),
     ...(config.prefix ? { prefix: config.prefix } : {}),
   });
@@ -55,6 +69,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   let server: Server | undefined;
   let workers: RunningWorkers | undefined;
   let address: Runtime['address'];
+  let control: ControlPlane | undefined;
 
   // Workers follow the rules file too: when a queue's settings or handler change, they restart on
   // the new ones (after the jobs in flight finish), so the gate enforces what admission uses.
@@ -93,9 +108,21 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       },
       onError: () => metrics.recordRulesReload('refused'),
     });
+    // Overrides, drain and pause flags, followed within 250 ms of any change; before the app and the workers start.
+    control = await startControlPlane(sluice, watcher, figures, logger);
     if (parts.server) {
       const createApp = await loadCreateApp();
-      const app = createApp({ sluice, rules: watcher, metrics, logger, bodyLimitBytes: config.bodyLimitBytes, jsonMaxDepth: config.jsonMaxDepth });
+      const app = createApp({
+        sluice,
+        rules: watcher,
+        metrics,
+        logger,
+        bodyLimitBytes: config.bodyLimitBytes,
+        jsonMaxDepth: config.jsonMaxDepth,
+        control: control!.cache,
+        requireAuth: !parts.devAuth,
+        ...(config.adminToken ? { adminToken: config.adminToken } : {}),
+      });
       server = await new Promise<Server>((resolve, reject) => {
         const s = createServer(slowClientOptions(config), app);
         s.keepAliveTimeout = config.keepAliveTimeoutMs;
@@ -135,6 +162,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     // use) must end the process: close what was opened, or its sockets and timers keep it alive.
     watcher?.close();
     server?.close();
+    await control?.close();
     await sluice.close().catch(() => undefined);
     throw error;
   }
@@ -156,6 +184,8 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       watcher?.close();
       await restarting;
       await workers?.close();
+      // After the workers: the starts of their last jobs are counted in the figures first.
+      await control?.close();
       await sluice.close();
       logger.info({ event: 'stopped' }, 'stopped');
       resolveClosed();

@@ -57,6 +57,6 @@ export const devCommand: CommandModule = {
       program.command('dev').description('server and workers in one process; starts a local redis-server when none answers'),
       true,
       true,
-    ).action((flags: ProcessFlags) => run(ctx, flags, { server: true, workers: true }, true));
+    ).action((flags: ProcessFlags) => run(ctx, flags, { server: true, workers: true, devAuth: true }, true));
   },
 };

@@ -1,5 +1,6 @@
-// createApp(deps): the express app — submit, job status, decision service, health and metrics. It never
-// listens: tests drive it in-process (supertest) and `sluice serve` puts it on a port.
+// createApp(deps): the express app — submit, job status and cancel, decision service, the admin API,
+// the OpenAPI document, health and metrics. It never listens: tests drive it in-process (supertest)
+// and `sluice serve` puts it on a port.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { AppDeps } from './deps.js';
 import { SluiceError } from '../errors.js';
@@ -9,6 +10,11 @@ import { decisionsRoute } from './routes/decisions.js';
 import { healthRoutes } from './routes/health.js';
 import { jobStatusRoute } from './routes/job-status.js';
 import { submitRoute } from './routes/submit.js';
+import { jobCancelRoute } from './routes/job-cancel.js';
+import { adminContext } from './admin/context.js';
+import { adminRouter } from './admin/router.js';
+import { RuleLimiters } from './rule-decisions.js';
+import { openApiRoute } from './openapi/route.js';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -16,10 +22,15 @@ export function createApp(deps: AppDeps): Express {
   // Client addresses come from the socket; X-Forwarded-For is read only through the rules' trusted proxies.
   app.set('trust proxy', false);
   const throttles = new QueueThrottles(deps.sluice);
+  const admin = adminContext(deps, throttles);
+  const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
   app.use(healthRoutes(deps));
-  app.use(submitRoute(deps, throttles));
+  app.use(openApiRoute());
+  app.use(submitRoute(deps, throttles, admin.cache));
   app.use(jobStatusRoute(deps, throttles));
-  app.use(decisionsRoute(deps));
+  app.use(jobCancelRoute(deps, throttles, admin.scripts));
+  app.use(decisionsRoute(deps, limiters));
+  app.use(adminRouter(admin, limiters));
   app.use((req: Request, _res: Response, next: NextFunction) => next(new SluiceError('SLUICE_ERR_NOT_FOUND', `no route ${req.method} ${req.path}`)));
   // Express 5 passes rejected async handlers here too.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {

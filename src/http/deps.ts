@@ -1,5 +1,6 @@
 // What createApp needs: the sluice instance, the rules in force, metrics, a logger, and limits.
 import type { Logger } from 'pino';
+import type { ControlCache } from '../admin/control-cache.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sluice } from '../sluice.js';
 import type { HeaderSelection } from '../headers/headers.js';
@@ -16,6 +17,15 @@ export interface AppDeps {
   jsonMaxDepth?: number;
   /** Which rate-limit header sets to send. */
   headers?: HeaderSelection;
+  /** The admin token (SLUICE_ADMIN_TOKEN); absent: every admin route answers 401. Hashed at once, never logged. */
+  adminToken?: string;
+  /**
+   * True for `sluice serve`: rules without an `auth:` section accept no key (401) instead of letting
+   * everyone in, so a reload that drops the section closes the service. Default false (in-process apps).
+   */
+  requireAuth?: boolean;
+  /** The process's control cache (drain, pause, overrides), already started; absent: the app makes its own. */
+  control?: ControlCache;
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;

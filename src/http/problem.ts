@@ -11,10 +11,14 @@ export interface Problem {
   code: string;
   message: string;
   issues?: Issue[];
+  /** A 409's job state, a 503's reason (`draining`). */
+  state?: string;
+  reason?: string;
 }
 
 const BY_STATUS: Record<number, string> = {
   400: 'invalid_request',
+  401: 'unauthorized',
   404: 'not_found',
   409: 'conflict',
   413: 'payload_too_large',
@@ -43,5 +47,8 @@ export function sendError(res: Response, error: SluiceError): void {
   const issues = Array.isArray(error.details) ? (error.details as Issue[]) : undefined;
   const body: Problem = { error: BY_STATUS[error.httpStatus] ?? 'error', code: error.code, message: error.message };
   if (issues) body.issues = issues;
+  const extra = !issues && typeof error.details === 'object' && error.details !== null ? (error.details as { state?: unknown; reason?: unknown }) : {};
+  if (typeof extra.state === 'string') body.state = extra.state;
+  if (typeof extra.reason === 'string') body.reason = extra.reason;
   res.status(error.httpStatus).json(body);
 }

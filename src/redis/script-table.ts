@@ -35,7 +35,7 @@ export const SCRIPT_TABLE = {
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
     keys: ['lane', 'laneQueue', 'busy', 'job', 'pending'],
-    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs'],
+    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName'],
   },
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'laneReservations'],
@@ -49,6 +49,12 @@ export const SCRIPT_TABLE = {
   },
   'throttle-lane': { keys: ['lane', 'laneQueue'], argv: ['now'] },
   'throttle-pause': { keys: ['lane', 'global'], argv: ['now', 'pauseUs', 'scope'] },
+  'admin-lanes-page': { keys: ['busy'], argv: ['pageSize', 'afterDepth', 'afterLane'] },
+  'admin-lane-resume': { keys: ['lane', 'laneReservations'], argv: ['now'] },
+  'admin-cancel': {
+    keys: ['lane', 'laneQueue', 'busy', 'laneReservations', 'job', 'lock', 'delayed', 'wait', 'paused', 'prioritized', 'completed', 'failed', 'events'],
+    argv: ['now', 'jobId', 'laneId', 'tenant'],
+  },
 } as const satisfies Record<string, ScriptShape>;
 
 export type ScriptName = keyof typeof SCRIPT_TABLE;

@@ -1,6 +1,7 @@
 // Builds the frozen Rules object from a validated rules file: policies parsed once, descriptor
 // trees indexed for matching, the request mapping and the queue configurations.
 import { createHash } from 'node:crypto';
+import type { AuthRules } from '../auth/tenant-keys.js';
 import { dirname, resolve } from 'node:path';
 import { parsePolicy, type Policy, type PolicyInput } from '../limiters/policy.js';
 import type { HeaderSelection } from '../headers/headers.js';
@@ -43,6 +44,8 @@ export interface Rules {
   readonly queues: readonly QueueRule[];
   /** The `response_headers:` section: which rate-limit header sets to send (empty: the defaults). */
   readonly responseHeaders: HeaderSelection;
+  /** The `auth:` section: `none`, or the tenants' key digests; undefined when the file has no such section. */
+  readonly auth: AuthRules | undefined;
   /** The queue called `name`. */
   queue(name: string): QueueRule | undefined;
   /**
@@ -69,6 +72,8 @@ export interface CompileContext {
   file: string;
   text: string;
   locate(path: FieldPath): { line: number; column: number };
+  /** The compiled `auth:` section (its keys read and hashed), when the file has one. */
+  auth?: AuthRules;
 }
 
 /** Compiles validated data (the semantic checks passed, so every policy parses). */
@@ -105,7 +110,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
   // Identity sources (queue keys) work without an http: section too, with its defaults.
   const sources = http ?? compileHttp({ domain: '-', descriptors: [] } as unknown as Parameters<typeof compileHttp>[0], routes);
   const baseDir = dirname(resolve(ctx.file));
-  const queues = (spec.queues ?? []).map((q) => compileQueue(q, baseDir));
+  const queues = (spec.queues ?? []).map((q) => compileQueue(q, baseDir, ctx.auth?.mode === 'keys'));
   const queueByName = new Map(queues.map((q) => [q.name, q]));
 
   const matchDescriptor = (domain: string, entries: readonly DescriptorEntry[]) => {
@@ -124,6 +129,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     http: http?.rules,
     queues,
     responseHeaders: headerSelectionOf(spec.response_headers),
+    auth: ctx.auth,
     queue: (name: string) => queueByName.get(name),
     matchDescriptor,
     requestDescriptors,

@@ -1,5 +1,6 @@
 // The whole rules file: its top-level sections, and the error wording shared by all of them.
 import { z } from 'zod';
+import { authSchema } from '../auth/schema.js';
 import { domainSchema } from './descriptor-schema.js';
 import { httpSchema, routeGroupsSchema } from './http-schema.js';
 import { nameSchema, planSchema } from './limit-schema.js';
@@ -13,6 +14,8 @@ export const rulesFileSchema = z
     route_groups: routeGroupsSchema.optional(),
     http: httpSchema.optional(),
     queues: z.array(queueSchema).optional(),
+    /** Who may call: API keys per tenant (as hashes), or `none`. `sluice serve` needs this section. */
+    auth: authSchema.optional(),
     /** Which rate-limit header sets responses carry (every one on by default, IETF draft-11). */
     response_headers: z
       .object({
@@ -40,7 +43,7 @@ export function rulesErrorMap(issue: {
   if (issue.code === 'invalid_key') return `bad name '${String(issue.input)}': ${issue.issues?.[0]?.message ?? 'invalid'}`;
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required field is missing';
-  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues and/or response_headers';
+  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth and/or response_headers';
   const got = issue.input === null ? 'null' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
   return `expected ${issue.expected === 'object' ? 'a mapping' : issue.expected === 'array' ? 'a list' : issue.expected}, got ${got}`;
 }

@@ -6,9 +6,19 @@ import { HEADER_NAME, headerNameSchema } from './http-schema.js';
 import { nameSchema } from './limit-schema.js';
 
 /** Where a job's lane key comes from: the body's `key`, or the submitter's identity. */
-export const queueKeySchema = z.string().refine((s) => ['body', 'api_key', 'user', 'ip'].includes(s) || /^header:[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(s), {
-  message: 'must be one of body, api_key, user, ip or header:<Name>',
+export const queueKeySchema = z.string().refine((s) => ['tenant', 'body', 'api_key', 'user', 'ip'].includes(s) || /^header:[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(s), {
+  message: 'must be one of tenant, body, api_key, user, ip or header:<Name>',
 });
+
+/** A plan's lane settings in one queue: what a tenant on this plan gets instead of the queue's own. */
+export const queuePlanSchema = z
+  .object({
+    rate_per_second: z.number().positive().max(100_000),
+    capacity: z.number().int().positive().max(10_000_000),
+    burst: z.number().int().nonnegative().max(1_000_000).optional(),
+    max_wait: durationSchema().optional(),
+  })
+  .strict();
 
 /** An upstream header value: only ever from an environment variable, so no secret sits in the file. */
 export const envRefSchema = z.object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }).strict();
@@ -73,6 +83,10 @@ export const queueSchema = z
       .optional(),
     max_payload_bytes: z.number().int().positive().max(64 * 1024 * 1024).optional(),
     key: queueKeySchema.optional(),
+    /** Lane settings per plan (a tenant names its plan in the auth section). */
+    plans: z.record(nameSchema, queuePlanSchema).optional(),
+    /** The plan of tenants without one (or with one this queue does not define); absent: the settings above. */
+    default_plan: nameSchema.optional(),
     handler: handlerSchema,
   })
   .strict();

@@ -5,6 +5,7 @@ import type { QueueSpec } from './queue-schema.js';
 
 /** Where a job's lane key comes from. */
 export type QueueKeySource =
+  | { readonly type: 'tenant' }
   | { readonly type: 'body' }
   | { readonly type: 'api_key' }
   | { readonly type: 'user' }
@@ -47,13 +48,18 @@ export interface QueueThrottleSettings {
   readonly attempts?: number;
   readonly backoff?: { readonly type: 'fixed' | 'exponential'; readonly delayMs: number };
   readonly maxPayloadBytes?: number;
+  readonly plans?: Readonly<Record<string, { readonly ratePerSecond: number; readonly capacity: number; readonly burst?: number; readonly maxWaitMs?: number }>>;
+  readonly defaultPlan?: string;
 }
 
 /** One queue of the rules file. */
 export interface QueueRule {
   readonly name: string;
   readonly throttle: QueueThrottleSettings;
-  /** Default `body` (the submit body's `key`). */
+  /**
+   * Default `tenant` under authentication (the lane is the tenant), else `body` (the submit body's
+   * `key`). Under authentication every other source is scoped by tenant: `<tenant>/<value>`.
+   */
   readonly key: QueueKeySource;
   readonly handler: HttpHandlerRule | ModuleHandlerRule;
 }
@@ -61,8 +67,11 @@ export interface QueueRule {
 /** Default upstream timeout of an http handler. */
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
 
-/** Compiles one validated queue; module paths resolve against `baseDir` (the rules file's folder). */
-export function compileQueue(q: QueueSpec, baseDir: string): QueueRule {
+/**
+ * Compiles one validated queue; module paths resolve against `baseDir` (the rules file's folder);
+ * `tenants`: the rules authenticate tenants (the default lane key is then the tenant).
+ */
+export function compileQueue(q: QueueSpec, baseDir: string, tenants = false): QueueRule {
   const throttle: Record<string, unknown> = { ratePerSecond: q.rate_per_second, capacity: q.capacity };
   if (q.max_wait !== undefined) throttle.maxWaitMs = q.max_wait;
   if (q.global_rate_per_second !== undefined) throttle.globalRatePerSecond = q.global_rate_per_second;
@@ -70,11 +79,20 @@ export function compileQueue(q: QueueSpec, baseDir: string): QueueRule {
   if (q.attempts !== undefined) throttle.attempts = q.attempts;
   if (q.backoff !== undefined) throttle.backoff = { type: q.backoff.type, delayMs: q.backoff.delay };
   if (q.max_payload_bytes !== undefined) throttle.maxPayloadBytes = q.max_payload_bytes;
+  if (q.plans !== undefined) {
+    throttle.plans = Object.fromEntries(
+      Object.entries(q.plans).map(([name, p]) => [
+        name,
+        { ratePerSecond: p.rate_per_second, capacity: p.capacity, ...(p.burst !== undefined ? { burst: p.burst } : {}), ...(p.max_wait !== undefined ? { maxWaitMs: p.max_wait } : {}) },
+      ]),
+    );
+  }
+  if (q.default_plan !== undefined) throttle.defaultPlan = q.default_plan;
 
-  const keyText = q.key ?? 'body';
+  const keyText = q.key ?? (tenants ? 'tenant' : 'body');
   const key: QueueKeySource = keyText.startsWith('header:')
     ? { type: 'header', name: keyText.slice('header:'.length) }
-    : { type: keyText as 'body' | 'api_key' | 'user' | 'ip' };
+    : { type: keyText as 'tenant' | 'body' | 'api_key' | 'user' | 'ip' };
 
   const h = q.handler;
   const handler: HttpHandlerRule | ModuleHandlerRule =

@@ -2,7 +2,9 @@
 // Every problem is reported at once, each with its field path, line and column.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
+import { compileAuth } from '../auth/tenant-keys.js';
 import { compileRules, type Rules } from './compile.js';
 import { rulesErrorMap, rulesFileSchema } from './file-schema.js';
 import { invalidRules, type RulesIssue } from './issues.js';
@@ -38,8 +40,11 @@ export function parseRules(text: string, options: ParseRulesOptions = {}): Rules
     ...(parsed.success ? [] : zodIssues(parsed.error, source)),
     ...semanticIssues(source.data).map((i) => placed(i, source)),
   ];
+  // Keys named by env or file are read (and hashed) now: one that cannot be read is an issue with its line.
+  const auth = parsed.success && parsed.data.auth !== undefined ? compileAuth(parsed.data.auth, dirname(resolve(file))) : undefined;
+  for (const p of auth?.problems ?? []) issues.push(placed({ path: p.path, message: p.message }, source));
   if (issues.length || !parsed.success) throw invalidRules(file, issues);
-  return compileRules(parsed.data, { file, text, locate: (path) => source.locate(path) });
+  return compileRules(parsed.data, { file, text, locate: (path) => source.locate(path), ...(auth ? { auth: auth.auth } : {}) });
 }
 
 /** Reads and parses a rules file (synchronously: used at start-up, where nothing else can run yet). */

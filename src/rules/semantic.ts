@@ -6,6 +6,7 @@ import { planSchema, type LimitPart } from './limit-schema.js';
 import { checkPolicy, policyInputOf } from './policy-map.js';
 import { isSecretHeader } from './queue-schema.js';
 import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
+import { tenantIssues } from './tenant-checks.js';
 import type { FieldPath } from './source-map.js';
 
 /** A problem at a field path; `atKey` points at the field's key, `firstAt` at an earlier field it clashes with. */
@@ -54,6 +55,7 @@ export function semanticIssues(data: unknown): PathIssue[] {
       }
     }
   });
+  issues.push(...tenantIssues(data));
   return issues;
 }
 

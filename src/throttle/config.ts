@@ -23,6 +23,17 @@ const keepSchema = z
   })
   .strict();
 
+/** A plan's lane settings: what a lane of a tenant on this plan gets instead of the throttle's own. */
+export const planLimitsSchema = z
+  .object({
+    ratePerSecond: rate,
+    capacity: z.number().int().positive().max(10_000_000),
+    burst: z.number().int().nonnegative().max(1_000_000).optional(),
+    maxWaitMs: z.number().int().positive().optional(),
+  })
+  .strict();
+export type PlanLimits = z.infer<typeof planLimitsSchema>;
+
 export const throttleConfigSchema = z
   .object({
     /** Per-key outflow: jobs (cost units) started per second — the leak rate. */
@@ -58,8 +69,16 @@ export const throttleConfigSchema = z
     keepCompleted: keepSchema.default({ ageSeconds: 24 * 3600, count: 10_000 }),
     /** Retention of failed jobs; default one week, at most 10,000. */
     keepFailed: keepSchema.default({ ageSeconds: 7 * 24 * 3600, count: 10_000 }),
+    /** Named plans: a submit that names one gets its lane settings (rate, capacity, burst, max wait). */
+    plans: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/), planLimitsSchema).optional(),
+    /** The plan of submits that name none (or one this throttle does not define); absent: the settings above. */
+    defaultPlan: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.defaultPlan === undefined || c.plans?.[c.defaultPlan] !== undefined, {
+    message: 'defaultPlan must name one of plans',
+    path: ['defaultPlan'],
+  });
 
 export type ThrottleConfigInput = z.input<typeof throttleConfigSchema>;
 export type ThrottleConfig = z.infer<typeof throttleConfigSchema>;

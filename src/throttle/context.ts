@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 import type { KeyBuilder } from '../redis/keys.js';
 import type { ScriptRegistry } from '../redis/scripts.js';
+import type { LaneOverrides } from './lane-limits.js';
 import type { ThrottleObserver } from './observer.js';
 
 export interface ThrottleContext {
@@ -20,5 +21,7 @@ export interface ThrottleContext {
   /** The resilient client BullMQ and the outflow gate use (waits out a Redis restart), made on first use. */
   bull(): { client: Redis | Cluster; scripts: ScriptRegistry };
   observer?: ThrottleObserver | undefined;
+  /** Operators' per-lane overrides (the admin control cache), when this process follows them. */
+  overrides?: () => LaneOverrides | undefined;
   isClosed(): boolean;
 }

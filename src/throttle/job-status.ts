@@ -18,6 +18,13 @@ export interface JobStatus {
   submittedAtMs: number;
   startedAtMs?: number;
   finishedAtMs?: number;
+  /** The tenant that submitted it (absent without authentication). */
+  tenant?: string;
+  /** The plan it was admitted under. */
+  plan?: string;
+  /** The lane it was admitted into. */
+  lane?: string;
+  cost?: number;
 }
 
 /** The data sluice stores in each BullMQ job. Short names: it is stored once per queued job. */
@@ -30,6 +37,10 @@ export interface JobData {
   p: unknown;
   /** Predicted start, epoch ms. */
   s: number;
+  /** The tenant that submitted it (absent without authentication). */
+  t?: string;
+  /** The plan it was admitted under (absent: the throttle's own settings). */
+  pl?: string;
 }
 
 const STATES: Record<string, JobState> = {
@@ -50,6 +61,10 @@ export function jobStatusOf(job: Job<JobData>, bullState: string): JobStatus {
     submittedAtMs: job.timestamp,
   };
   if (job.data?.s !== undefined) status.startsAtMs = job.data.s;
+  if (job.data?.t !== undefined) status.tenant = job.data.t;
+  if (job.data?.pl !== undefined) status.plan = job.data.pl;
+  if (job.data?.l !== undefined) status.lane = job.data.l;
+  if (job.data?.c !== undefined) status.cost = job.data.c;
   // processedOn is set when a worker took the job, also when the rate gate then sent it back to wait.
   if (job.processedOn && status.state !== 'queued') status.startedAtMs = job.processedOn;
   if (job.finishedOn) status.finishedAtMs = job.finishedOn;

@@ -8,7 +8,7 @@ export class ThrottleKeys {
   readonly tag: string;
   /** The throttle's configuration (JSON), so workers in other processes read the same rates. */
   readonly config: string;
-  /** Lanes with queued work: lane id -> µs of last change. */
+  /** Lanes with queued work: lane id -> queued cost units (the busy-lane index). */
   readonly busy: string;
   /** The global outflow meter. */
   readonly global: string;

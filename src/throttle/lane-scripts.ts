@@ -31,7 +31,8 @@ export class LaneScripts {
     private readonly burst: number,
   ) {}
 
-  async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string): Promise<AdmitReply> {
+  /** `plan`: the lane's plan name, kept in the lane for the admin view ('' = none). */
+  async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string, plan = ''): Promise<AdmitReply> {
     const t = this.timing;
     const reply = integerArray(
       'throttle-admit',
@@ -51,6 +52,7 @@ export class LaneScripts {
           marginPpm: t.marginPpm,
           idempotent: idempotent ? 1 : 0,
           enqueueWithinUs: t.enqueueByUs,
+          planName: plan,
         },
       ),
       4,

@@ -11,6 +11,8 @@ import type { ThrottleContext } from './context.js';
 import { jobStatusOf, type JobData, type JobStatus } from './job-status.js';
 import { ThrottleKeys, laneMember } from './keys.js';
 import { LaneScripts, type AdmitReply } from './lane-scripts.js';
+import { laneLimitsOf, planOf, type LaneLimits } from './lane-limits.js';
+import { LaneVariants } from './lane-variants.js';
 import { checkPayload } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { sleep } from './sleep.js';
@@ -23,6 +25,10 @@ export interface SubmitOptions extends IdentityOptions {
   id?: string;
   /** Admit at this instant (epoch ms) instead of Redis TIME: tests and simulations. */
   nowMs?: number;
+  /** The tenant the job belongs to (kept in the job; job(id, { tenant }) answers only to it). */
+  tenant?: string;
+  /** The plan whose lane settings apply (one of the config's plans; else the default plan). */
+  plan?: string;
 }
 
 export type SubmitResult =
@@ -63,6 +69,7 @@ export class Throttle {
   readonly timing: ThrottleTiming;
   private admitLanesCache: LaneScripts | undefined;
   private gateLanesCache: LaneScripts | undefined;
+  private readonly variants: LaneVariants;
   private queue: Queue<JobData> | undefined;
   private ready: Promise<void> | undefined;
 
@@ -72,6 +79,7 @@ export class Throttle {
     this.name = name;
     this.config = parseThrottleConfig(name, config);
     this.timing = timingOf(this.config);
+    this.variants = new LaneVariants(ctx, this.keys, this.config);
   }
 
   /** Lane scripts on the admission client: the connection the queue add also goes through. */
@@ -86,17 +94,34 @@ export class Throttle {
     return this.gateLanesCache;
   }
 
+  /** The settings `laneId` runs at now: its plan's (or the throttle's), with an operator's override on top. */
+  limitsOf(laneId: string, plan?: string): LaneLimits {
+    return laneLimitsOf(this.config, planOf(this.config, plan)?.limits, this.ctx.overrides?.()?.override(this.name, laneId));
+  }
+
+  /** The plan name a submit naming `plan` gets here (undefined: the throttle's own settings). */
+  planName(plan?: string): string | undefined {
+    return planOf(this.config, plan)?.name;
+  }
+
+  /** Lane scripts for the outflow gate at the lane's current limits (plan and override). */
+  gateLanesFor(laneId: string, plan?: string): LaneScripts {
+    return this.variants.gate(this.limitsOf(laneId, plan));
+  }
+
   /** Admits `payload` into `key`'s lane, or refuses with the exact time until it would be admitted. */
   async submit(key: string, payload: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
-    const cost = checkCost(options.cost, this.config.capacity, 'the lane capacity', 'it could never be admitted');
-    checkPayload(payload, this.config.maxPayloadBytes);
     const laneId = this.keys.laneId(key, options);
+    const plan = this.planName(options.plan);
+    const limits = this.limitsOf(laneId, plan);
+    const cost = checkCost(options.cost, limits.capacity, 'the lane capacity', 'it could never be admitted');
+    checkPayload(payload, this.config.maxPayloadBytes);
     const jobId = this.keys.jobId(options.id);
     let drops = 0;
     const reply = await this.withinDeadline('submit', async () => {
       await this.prepare();
       drops = this.ctx.admission().drops();
-      return this.admitLanes.admit(laneId, jobId, cost, options.id !== undefined, nowArg(options.nowMs));
+      return this.variants.admit(limits).admit(laneId, jobId, cost, options.id !== undefined, nowArg(options.nowMs), plan ?? '');
     });
     this.ctx.observer?.onSubmit?.({
       queue: this.name,
@@ -113,27 +138,44 @@ export class Throttle {
           admitted: false,
           reason: reply.kind,
           retryAfterMs: Math.ceil(reply.retryUs / 1000),
-          capacity: this.config.capacity,
+          capacity: limits.capacity,
           queued: reply.depth,
         };
       case 'queued-duplicate':
         // The first submit may have died (or timed out) between its admission and its enqueue: adding
         // the job again under the same id is a no-op when it exists and repairs the lane when it does not.
-        await this.enqueue(laneId, jobId, cost, payload, reply, drops, false);
+        await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops, false);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
       case 'finished-duplicate': {
         const job = await this.queue!.getJob(jobId);
         return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
       }
       case 'admitted':
-        await this.enqueue(laneId, jobId, cost, payload, reply, drops);
+        await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
     }
   }
 
-  /** A job's state, attempts, result or failure, and predicted start; null when unknown (or expired). */
-  async job(jobId: string): Promise<JobStatus | null> {
-    return this.withinDeadline('job', () => this.readJob(jobId));
+  /**
+   * Admits an existing job's member into its lane again (an operator's retry of a failed job): the
+   * lane's bound and max wait hold as for a submit. The caller moves the job back, or releases.
+   */
+  async readmit(laneId: string, jobId: string, cost: number, plan?: string): Promise<AdmitReply> {
+    const limits = this.limitsOf(laneId, plan);
+    return this.withinDeadline('readmit', async () => {
+      await this.prepare();
+      return this.variants.admit(limits).admit(laneId, jobId, cost, false, '', plan ?? '');
+    });
+  }
+
+  /**
+   * A job's state, attempts, result or failure, and predicted start; null when unknown (or expired),
+   * and when `tenant` is given and the job is not that tenant's (its existence is not revealed).
+   */
+  async job(jobId: string, options: { tenant?: string } = {}): Promise<JobStatus | null> {
+    const status = await this.withinDeadline('job', () => this.readJob(jobId));
+    if (status && options.tenant !== undefined && status.tenant !== options.tenant) return null;
+    return status;
   }
 
   private async readJob(jobId: string): Promise<JobStatus | null> {
@@ -151,14 +193,15 @@ export class Throttle {
   }
 
   /** The state of `key`'s lane. */
-  async lane(key: string, options: IdentityOptions & { nowMs?: number } = {}): Promise<LaneInfo> {
+  async lane(key: string, options: IdentityOptions & { nowMs?: number; plan?: string } = {}): Promise<LaneInfo> {
     const laneId = this.keys.laneId(key, options);
+    const limits = this.limitsOf(laneId, this.planName(options.plan));
     const s = await this.withinDeadline('lane', () => this.admitLanes.state(laneId, nowArg(options.nowMs)));
-    const tolerance = this.config.burst * this.timing.laneIntervalUs;
+    const tolerance = limits.burst * Math.max(1, Math.round(1e6 / limits.ratePerSecond));
     return {
       depth: s.depth,
       jobs: s.jobs,
-      capacity: this.config.capacity,
+      capacity: limits.capacity,
       nextStartAtMs: Math.ceil(Math.max(s.nowUs, s.slotUs - tolerance) / 1000),
     };
   }
@@ -169,7 +212,7 @@ export class Throttle {
    * its result. Refused admission rejects with SLUICE_ERR_QUEUE_FULL (details: reason, retryAfterMs).
    * Nothing survives this process: for durable work use submit() and a worker.
    */
-  async schedule<T>(key: string, fn: () => T | Promise<T>, options: Omit<SubmitOptions, 'id' | 'nowMs'> = {}): Promise<T> {
+  async schedule<T>(key: string, fn: () => T | Promise<T>, options: Omit<SubmitOptions, 'id' | 'nowMs' | 'tenant' | 'plan'> = {}): Promise<T> {
     const cost = checkCost(options.cost, this.config.capacity, 'the lane capacity', 'it could never be admitted');
     const laneId = this.keys.laneId(key, options);
     const jobId = `p${this.keys.jobId().slice(1)}`;
@@ -215,6 +258,7 @@ export class Throttle {
     cost: number,
     payload: unknown,
     reply: { startUs: number; nowUs: number },
+    owned: { t?: string; pl?: string },
     dropsAtAdmission: number,
     ownsAdmission = true,
   ) {
@@ -226,7 +270,7 @@ export class Throttle {
       await this.withinDeadline('enqueue', () =>
         this.queue!.add(
           this.name,
-          { l: laneId, c: cost, p: payload, s: startMs },
+          { l: laneId, c: cost, p: payload, s: startMs, ...owned },
           {
             jobId,
             delay,
@@ -292,6 +336,11 @@ export class Throttle {
     });
   }
 
+}
+
+/** The job data fields naming its tenant and plan (absent when none: old jobs and the library without tenants). */
+function owner(tenant: string | undefined, plan: string | undefined): { t?: string; pl?: string } {
+  return { ...(tenant !== undefined ? { t: tenant } : {}), ...(plan !== undefined ? { pl: plan } : {}) };
 }
 
 function nowArg(nowMs: number | undefined): string {

@@ -133,7 +133,8 @@ export class ThrottleWorker {
     const { l: lane, c: cost, p: data } = job.data;
     const fetchAheadMs = throttle.timing.fetchAheadUs / 1000;
     const outcome = await passGate(
-      throttle.gateLanes,
+      // The lane's own interval and burst (its plan, or an operator's override): the gate paces it so.
+      throttle.gateLanesFor(lane, job.data.pl),
       lane,
       job.id!,
       cost,

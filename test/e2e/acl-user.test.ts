@@ -16,7 +16,8 @@ function documentedAcl(): string[] {
   return block[1]!.split(/\s+/).slice(2);
 }
 
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - { key: a, policy: { algorithm: sliding-log, limit: 100, window: 1h }, fail_mode: closed }

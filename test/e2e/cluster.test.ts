@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RedisCluster } from '../helpers/redis-server.js';
 import { postJson, startSluice, stopAll, tempDir, waitForJob, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 
-const RULES = `queues:
+const RULES = `auth: none
+queues:
   - name: orders
     rate_per_second: 10
     capacity: 5

@@ -7,7 +7,8 @@ import { postJson, sampleValue, scrape, startSluice, stopAll, tempDir, type Slui
 
 // Algorithms without window boundaries, so a test straddling a minute never sees a counter reset:
 // a token bucket that refills one token per 1,000 s, and an exact sliding log over an hour.
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - key: user

@@ -105,7 +105,8 @@ beforeAll(async () => {
   await upstream.start();
   rulesFile = dir.write(
     'rules.yaml',
-    `queues:
+    `auth: none
+queues:
   - name: charges
     rate_per_second: 20
     capacity: 20

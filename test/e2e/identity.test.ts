@@ -6,7 +6,8 @@ import { identityHash } from '../../src/http/rule-decisions.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { postJson, startSluice, stopAll, tempDir, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 
-const rules = (queue: string, trusted: string) => `domains:
+const rules = (queue: string, trusted: string) => `auth: none
+domains:
   - domain: api
     descriptors:
       - key: ip

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { pollUntil, postJson, sampleValue, scrape, startSluice, stopAll, tempDir, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - key: search

@@ -13,6 +13,7 @@ const rules = (limit: number | string, capacity: number) => `domains:
       - key: user
         policy: { algorithm: sliding-log, window: 1h,
                   limit: ${limit} }
+auth: none
 queues:
   - name: jobs
     rate_per_second: 0.5

@@ -12,7 +12,8 @@ const HANDLER = `export default async function slow(job) {
 }
 `;
 // One job per 5 s per key: the second job of a lane is still waiting when the first one ends.
-const RULES = `queues:
+const RULES = `auth: none
+queues:
   - name: slow
     rate_per_second: 0.2
     capacity: 5

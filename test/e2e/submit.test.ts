@@ -14,7 +14,8 @@ export default async function echo(job) {
 
 // 'paced' and 'full' are served but no worker runs them (the worker's rules file lacks them): their
 // jobs stay queued, so the admission answers are fixed numbers, not races with a draining lane.
-const SERVE_RULES = `queues:
+const SERVE_RULES = `auth: none
+queues:
   - name: orders
     rate_per_second: 20
     capacity: 5

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { postJson, startSluice, stopAll, tempDir, waitForJob, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 
-const rulesWith = (handler: string) => `queues:
+const rulesWith = (handler: string) => `auth: none
+queues:
   - name: jobs
     rate_per_second: 50
     capacity: 10

@@ -10,7 +10,8 @@ import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 
 const DURATION_MS = FULL_FAULTS ? 300_000 : 10_000;
 const WINDOW_S = 2;
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - key: user

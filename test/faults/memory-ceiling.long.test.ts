@@ -8,7 +8,8 @@ import { pollUntil, postJson, startSluice, stopAll, tempDir, waitForJob, type Sl
 import { reportFigure } from '../helpers/figures.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - key: open

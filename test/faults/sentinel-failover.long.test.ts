@@ -15,7 +15,8 @@ import { startSentinelSet, type SentinelSet } from '../helpers/sentinel.js';
 
 const PREFIX = 'sentinelfault';
 const DEADLINE_MS = 200;
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - key: open

@@ -10,7 +10,8 @@ import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 const HEADERS_TIMEOUT_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 3_000;
 const SLOWLORIS = 200;
-const RULES = `domains:
+const RULES = `auth: none
+domains:
   - domain: api
     descriptors:
       - key: ip

@@ -8,12 +8,12 @@ import { SluiceError } from '../../errors.js';
 import { retryAfterSeconds } from '../../headers/retry-after.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
 import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
+import { tenantAuth } from '../tenant-auth.js';
 import { descriptorIdentity, type DescriptorEntry, type Rule } from '../../rules/index.js';
 
-export function decisionsRoute(deps: AppDeps): Router {
+export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
   const router = Router();
-  const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
-  router.post('/v1/decisions', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
+  router.post('/v1/decisions', tenantAuth(deps), requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
     const body = parseBody(decisionBodySchema, req);
     const rules = deps.rules.current();
     if (!rules.domains.includes(body.domain)) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no domain '${body.domain}'`);
@@ -57,7 +57,7 @@ export function decisionsRoute(deps: AppDeps): Router {
     const retryAfterMs = Math.max(0, ...results.filter((r) => r.decision && !r.decision.allowed && !r.rule.shadowMode).map((r) => r.decision!.retryAfterMs));
     res.json({ allowed, ...(allowed ? {} : { retry_after: retryAfterSeconds(retryAfterMs) }), statuses });
   });
-  router.post('/v1/decisions/release', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
+  router.post('/v1/decisions/release', tenantAuth(deps), requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
     const body = parseBody(releaseBodySchema, req);
     const rules = deps.rules.current();
     if (!rules.domains.includes(body.domain)) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no domain '${body.domain}'`);

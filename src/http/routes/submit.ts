@@ -1,5 +1,6 @@
 // POST /v1/queues/:queue/jobs — admit a job into its key's lane: 202 Accepted with where to look it up,
-// or 429 with the exact Retry-After when the lane is full or the wait would be too long.
+// or 429 with the exact Retry-After when the lane is full or the wait would be too long; 503 while the
+// queue drains. Under authentication the lane is the tenant's (or `<tenant>/<key>`) at its plan's limits.
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
@@ -12,33 +13,44 @@ import { requestInfo } from '../request-info.js';
 import { identityHash } from '../rule-decisions.js';
 import { submitBodySchema } from '../schemas.js';
 import type { QueueRule } from '../../rules/index.js';
+import type { ControlCache } from '../../admin/control-cache.js';
+import type { Tenant } from '../../auth/tenant-keys.js';
+import { tenantAuth, tenantOf } from '../tenant-auth.js';
 
-export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
+export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: ControlCache): Router {
   const router = Router();
-  router.post('/v1/queues/:queue/jobs', requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
+  router.post('/v1/queues/:queue/jobs', tenantAuth(deps), requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
+    const tenant = tenantOf(res);
     const rules = deps.rules.current();
     const queueName = String(req.params.queue);
     const queue = rules.queue(queueName);
     if (!queue) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no queue '${queueName}'`);
-    const body = parseBody(submitBodySchema, req);
-    // A cost no lane can ever hold is a bad request for this queue: say so with the field, as for the schema's issues.
-    if (body.cost !== undefined && body.cost > queue.throttle.capacity) {
-      const message = `${body.cost} is larger than the lane capacity ${queue.throttle.capacity} of queue '${queue.name}'; it could never be admitted`;
-      throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `invalid request body: cost: ${message}`, { details: [{ path: 'cost', message, code: 'too_big' }] });
+    if (control.control(queue.name).draining) {
+      res.setHeader('Retry-After', '60');
+      throw new SluiceError('SLUICE_ERR_DRAINING', `queue '${queue.name}' is draining: it takes no new jobs`, { details: { reason: 'draining' } });
     }
-    const key = laneKey(queue, body.key, req, deps);
+    const body = parseBody(submitBodySchema, req);
+    const key = laneKey(queue, body.key, req, deps, tenant);
     if (key === undefined) {
       throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `queue '${queue.name}' takes its key from ${describeSource(queue)}, and the request has none`, {
         details: [{ path: queue.key.type === 'body' ? 'key' : '(request)', message: `required: the lane key (${describeSource(queue)})`, code: 'invalid_type' }],
       });
     }
     const throttle = throttles.of(queue);
+    const limits = throttle.limitsOf(throttle.keys.laneId(key), throttle.planName(tenant?.plan));
+    // A cost no lane can ever hold is a bad request for this queue: say so with the field, as for the schema's issues.
+    if (body.cost !== undefined && body.cost > limits.capacity) {
+      const message = `${body.cost} is larger than the lane capacity ${limits.capacity} of queue '${queue.name}'; it could never be admitted`;
+      throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `invalid request body: cost: ${message}`, { details: [{ path: 'cost', message, code: 'too_big' }] });
+    }
     const result = await throttle.submit(key, body.payload, {
       ...(body.cost !== undefined ? { cost: body.cost } : {}),
-      ...(body.idempotencyKey !== undefined ? { id: body.idempotencyKey } : {}),
+      // Idempotency keys are the tenant's own: the same key from two tenants is two jobs.
+      ...(body.idempotencyKey !== undefined ? { id: tenant ? `${tenant.name}\u0000${body.idempotencyKey}` : body.idempotencyKey } : {}),
+      ...(tenant ? { tenant: tenant.name, ...(tenant.plan !== undefined ? { plan: tenant.plan } : {}) } : {}),
     });
     if (!result.admitted) {
-      const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, retryAfterMs: result.retryAfterMs };
+      const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: limits.ratePerSecond, retryAfterMs: result.retryAfterMs };
       for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers ?? rules.responseHeaders)) res.setHeader(name, value);
       // The body's retry_after and the header are one number, computed once (never read back from the response).
       const retryAfter = retryAfterSeconds(result.retryAfterMs);
@@ -71,9 +83,19 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
   return router;
 }
 
-/** The lane key of a submit, from where the queue says: the body, or an identity source of the request. */
-function laneKey(queue: QueueRule, bodyKey: string | undefined, req: Request, deps: AppDeps): string | undefined {
-  if (queue.key.type === 'body') return bodyKey;
+/**
+ * The lane key of a submit, from where the queue says: the tenant, the body, or an identity source of
+ * the request. Under authentication every key is the tenant's: `<tenant>` or `<tenant>/<value>`, so no
+ * tenant can name another's lane.
+ */
+function laneKey(queue: QueueRule, bodyKey: string | undefined, req: Request, deps: AppDeps, tenant: Tenant | undefined): string | undefined {
+  if (queue.key.type === 'tenant') return tenant?.name;
+  const value = queue.key.type === 'body' ? bodyKey : sourceValue(queue, req, deps);
+  if (value === undefined) return undefined;
+  return tenant ? `${tenant.name}/${value}` : value;
+}
+
+function sourceValue(queue: QueueRule, req: Request, deps: AppDeps): string | undefined {
   const source = queue.key.type === 'header' ? `header:${queue.key.name}` : queue.key.type;
   // api_key (and secret headers) come back hashed: the raw secret never reaches Redis or a log.
   return deps.rules.current().requestSource(source, requestInfo(req), { hash: (v) => deps.sluice.keys.hash(v) });
@@ -83,6 +105,8 @@ function describeSource(queue: QueueRule): string {
   switch (queue.key.type) {
     case 'body':
       return "the body's `key`";
+    case 'tenant':
+      return 'the API key (its tenant)';
     case 'header':
       return `the ${queue.key.name} header`;
     case 'api_key':

@@ -6,7 +6,7 @@ import { cli, MAIN } from './run-helper.js';
 
 describe('sluice', () => {
   it('registers its commands in one place', () => {
-    expect(COMMANDS.map((c) => c.name)).toEqual(['serve', 'worker', 'dev', 'check-config', 'simulate']);
+    expect(COMMANDS.map((c) => c.name)).toEqual(['serve', 'worker', 'dev', 'check-config', 'simulate', 'admin']);
   });
 
   it('--help lists every registered command', async () => {

@@ -24,7 +24,7 @@ const cases: FailureCase[] = [
   ['zero rate', queue('    rate_per_second: 0\n    handler: { type: module, path: ./h.js }\n').replace('    rate_per_second: 1\n', ''), `${Q}.rate_per_second`, 4, 'expected number to be >0'],
   ['fractional capacity', `queues:\n  - name: q\n    rate_per_second: 1\n    capacity: 2.5\n    handler: { type: module, path: ./h.js }\n`, `${Q}.capacity`, 4, 'expected int'],
   ['missing capacity', `queues:\n  - name: q\n    rate_per_second: 1\n    handler: { type: module, path: ./h.js }\n`, `${Q}.capacity`, 2, 'required field is missing'],
-  ['bad key source', queue('    key: cookie\n    handler: { type: module, path: ./h.js }\n'), `${Q}.key`, 5, 'must be one of body, api_key, user, ip or header:<Name>'],
+  ['bad key source', queue('    key: cookie\n    handler: { type: module, path: ./h.js }\n'), `${Q}.key`, 5, 'must be one of tenant, body, api_key, user, ip or header:<Name>'],
   ['bad queue name', `queues:\n  - name: "pay ments"\n    rate_per_second: 1\n    capacity: 5\n    handler: { type: module, path: ./h.js }\n`, `${Q}.name`, 2, 'letters, digits'],
   ['bad backoff type', queue('    backoff: { type: linear, delay: 1s }\n    handler: { type: module, path: ./h.js }\n'), `${Q}.backoff.type`, 5, 'expected one of "fixed"|"exponential"'],
 ];

@@ -1,0 +1,131 @@
+// Lanes as the admin API shows them: a page of the busy-lane index (busiest first, exact cursor), one
+// lane's detail (depth, limits, plan, override, next start, pause, queued jobs with predicted starts),
+// and an operator's pause and resume of one lane.
+import { SluiceError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { ScriptRegistry } from '../redis/scripts.js';
+import type { Throttle } from '../throttle/throttle.js';
+import type { LaneLimits } from '../throttle/lane-limits.js';
+
+/** A pause with no end is this long (ms): ten years. */
+export const FOREVER_MS = 10 * 365 * 86_400_000;
+/** Queued jobs a lane detail lists. */
+export const DETAIL_JOBS = 100;
+
+export interface LanePage {
+  /** Busy lanes in the queue (lanes with queued work). */
+  total: number;
+  lanes: { lane: string; depth: number }[];
+  /** Opaque: pass as `cursor` for the next page; absent on the last page. */
+  next?: string;
+}
+
+export interface LaneDetail {
+  lane: string;
+  depth: number;
+  jobs: number;
+  limits: LaneLimits;
+  plan?: string;
+  nextStartAtMs: number;
+  pausedUntilMs?: number;
+  queued: { id: string; cost: number; predictedStartAtMs: number; reserved: boolean }[];
+}
+
+export function encodeCursor(depth: number, lane: string): string {
+  return Buffer.from(JSON.stringify([depth, lane])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { depth: number; lane: string } {
+  try {
+    const [depth, lane] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof depth === 'number' && Number.isFinite(depth) && typeof lane === 'string') return { depth, lane };
+  } catch {
+    // fall through
+  }
+  throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', 'cursor: not a cursor this API returned', {
+    details: [{ path: 'cursor', message: 'not a cursor this API returned', code: 'custom' }],
+  });
+}
+
+/** One page of `throttle`'s busy lanes, busiest first. */
+export async function lanePage(scripts: ScriptRegistry, throttle: Throttle, limit: number, cursor?: string): Promise<LanePage> {
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const reply = (await scripts.runPositional('admin-lanes-page', [throttle.keys.busy], [limit, after ? after.depth : '', after ? after.lane : ''])) as (string | number)[];
+  const lanes: LanePage['lanes'] = [];
+  for (let i = 1; i + 1 < reply.length; i += 2) lanes.push({ lane: String(reply[i]), depth: Number(reply[i + 1]) });
+  const last = lanes[lanes.length - 1];
+  return { total: Number(reply[0]), lanes, ...(lanes.length === limit && last ? { next: encodeCursor(last.depth, last.lane) } : {}) };
+}
+
+/** A lane's detail; null when the lane has no state (never used, or expired). */
+export async function laneDetail(redis: RedisClient, throttle: Throttle, laneId: string): Promise<LaneDetail | null> {
+  const k = throttle.keys;
+  const [time, hash, queued, jobs] = await Promise.all([
+    redis.time(),
+    redis.hgetall(k.lane(laneId)),
+    redis.zrange(k.laneQueue(laneId), '0', String(DETAIL_JOBS - 1), 'WITHSCORES'),
+    redis.zcard(k.laneQueue(laneId)),
+  ]);
+  if (Object.keys(hash).length === 0 && jobs === 0) return null;
+  const members: string[] = [];
+  for (let i = 0; i < queued.length; i += 2) members.push(queued[i]!);
+  const reserved = members.length ? ((await redis.zmscore(k.laneReservations(laneId), ...members)) as (string | null)[]) : [];
+  const nowMs = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  const num = (f: string) => Number(hash[f] ?? 0);
+  const offset = num('o');
+  const plan = hash.n;
+  const limits = throttle.limitsOf(laneId, plan);
+  const intervalUs = Math.max(1, Math.round(1e6 / limits.ratePerSecond));
+  const slotUs = Math.max(num('s') + offset, num('c'), num('p'));
+  const list = members.map((m, i) => {
+    const bar = m.lastIndexOf('|');
+    const slot = reserved[i];
+    return {
+      id: m.slice(0, bar),
+      cost: Number(m.slice(bar + 1)),
+      predictedStartAtMs: Math.ceil((slot != null ? Number(slot) + offset : Number(queued[2 * i + 1])) / 1000),
+      reserved: slot != null,
+    };
+  });
+  list.sort((a, b) => a.predictedStartAtMs - b.predictedStartAtMs);
+  return {
+    lane: laneId,
+    depth: num('d'),
+    jobs,
+    limits,
+    ...(plan !== undefined ? { plan } : {}),
+    nextStartAtMs: Math.max(nowMs, Math.ceil((slotUs - limits.burst * intervalUs) / 1000)),
+    ...(num('p') > nowMs * 1000 ? { pausedUntilMs: Math.ceil(num('p') / 1000) } : {}),
+    queued: list,
+  };
+}
+
+/** Pauses a lane until `untilMs` (or for ten years); resolves with when it resumes (epoch ms). */
+export async function pauseLane(throttle: Throttle, laneId: string, untilMs: number | undefined, nowMs: number): Promise<number> {
+  const ms = untilMs === undefined ? FOREVER_MS : Math.max(1, untilMs - nowMs);
+  return Math.ceil((await throttle.gateLanes.pause(laneId, ms, 'lane')) / 1000);
+}
+
+/**
+ * Ends a lane's pause now: clears it and the slots reserved for after it, then brings the lane's
+ * delayed jobs back to the gate at once (promote), which gives them fresh slots at the lane's rate.
+ * Resolves with the pause end it cleared (epoch ms; 0: the lane was not paused).
+ */
+export async function resumeLane(scripts: ScriptRegistry, redis: RedisClient, throttle: Throttle, laneId: string): Promise<number> {
+  const k = throttle.keys;
+  const was = Number(await scripts.runPositional('admin-lane-resume', [k.lane(laneId), k.laneReservations(laneId)], ['']));
+  if (was === 0) return 0;
+  const queue = await throttle.bullQueue();
+  for (let from = 0; ; from += 500) {
+    const members = await redis.zrange(k.laneQueue(laneId), String(from), String(from + 499));
+    await Promise.all(
+      members.map(async (m) => {
+        const job = await queue.getJob(m.slice(0, m.lastIndexOf('|')));
+        // Not delayed (already waiting, or started meanwhile): nothing to bring forward.
+        await job?.promote().catch(() => undefined);
+      }),
+    );
+    if (members.length < 500) break;
+  }
+  return Math.ceil(was / 1000);
+}
