@@ -10,6 +10,7 @@ export { ManualClock, systemClock, type Clock, type ClockSource } from './redis/
 export { HOT_PATH_OPTIONS, type RedisClient, type RedisTarget } from './redis/connection.js';
 export { Throttle, type SubmitOptions, type SubmitResult, type LaneInfo } from './throttle/throttle.js';
 export { ThrottleWorker, type ThrottledJob, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
+export type { WaitLogger } from './throttle/await-config.js';
 export { DeferJob } from './throttle/defer.js';
 export { throttleConfigSchema, type ThrottleConfig, type ThrottleConfigInput } from './throttle/config.js';
 export type { JobStatus, JobState } from './throttle/job-status.js';
