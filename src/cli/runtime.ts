@@ -180,19 +180,40 @@ function slowClientOptions(config: ProcessConfig): ServerOptions {
   };
 }
 
-/** Closes the runtime on SIGTERM or SIGINT (a second signal, or 25 s, forces the exit). */
-export function closeOnSignals(runtime: Runtime): void {
+/** How long a signalled process may take to stop before it is forced out. */
+export const SHUTDOWN_GRACE_MS = 25_000;
+
+/**
+ * Closes the runtime on SIGTERM or SIGINT (a second signal, or `graceMs`, forces the exit, and the log
+ * says so: a forced exit cuts off requests and jobs, which a reader of the log must be able to tell).
+ */
+export function closeOnSignals(
+  runtime: Pick<Runtime, 'logger' | 'close'>,
+  options: { graceMs?: number; exit?: (code: number) => void; on?: (signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void) => void } = {},
+): void {
+  const graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const on = options.on ?? ((signal, listener) => void process.on(signal, listener));
+  let signalledAt = 0;
   let signalled = false;
+  const forced = (reason: 'second_signal' | 'grace_period_expired', signal?: NodeJS.Signals) => {
+    runtime.logger.error(
+      { event: 'shutdown_forced', reason, graceMs, waitedMs: Date.now() - signalledAt, ...(signal ? { signal } : {}) },
+      reason === 'second_signal' ? 'second signal: forcing exit before shutdown finished' : `shutdown not finished within ${graceMs} ms: forcing exit`,
+    );
+    exit(1);
+  };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(1);
+    if (signalled) return forced('second_signal', signal);
     signalled = true;
+    signalledAt = Date.now();
     runtime.logger.info({ event: 'signal', signal }, 'signal received');
-    const force = setTimeout(() => process.exit(1), 25_000);
+    const force = setTimeout(() => forced('grace_period_expired'), graceMs);
     force.unref();
     void runtime.close().then(() => clearTimeout(force));
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  on('SIGTERM', onSignal);
+  on('SIGINT', onSignal);
 }
 
 /**
