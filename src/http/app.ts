@@ -9,6 +9,7 @@ import { decisionsRoute } from './routes/decisions.js';
 import { healthRoutes } from './routes/health.js';
 import { jobStatusRoute } from './routes/job-status.js';
 import { submitRoute } from './routes/submit.js';
+import { RedisOutageLog } from './redis-outage-log.js';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -16,15 +17,25 @@ export function createApp(deps: AppDeps): Express {
   // Client addresses come from the socket; X-Forwarded-For is read only through the rules' trusted proxies.
   app.set('trust proxy', false);
   const throttles = new QueueThrottles(deps.sluice);
+  const outage = new RedisOutageLog(deps.logger);
+  // A route marks the answers Redis gave (markRedisAnswered): the first after an outage ends it in the log.
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.once('finish', () => {
+      if (res.locals.redisAnswered === true) outage.answered();
+    });
+    next();
+  });
   app.use(healthRoutes(deps));
   app.use(submitRoute(deps, throttles));
   app.use(jobStatusRoute(deps, throttles));
   app.use(decisionsRoute(deps));
   app.use((req: Request, _res: Response, next: NextFunction) => next(new SluiceError('SLUICE_ERR_NOT_FOUND', `no route ${req.method} ${req.path}`)));
   // Express 5 passes rejected async handlers here too.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = asSluiceError(error);
-    if (e.httpStatus >= 500) deps.logger.error({ err: e.cause ?? e, code: e.code }, 'request failed');
+    // A Redis outage is logged by its transitions, not once per request (each would carry a stack).
+    if (e.code === 'SLUICE_ERR_REDIS_UNAVAILABLE') outage.failed(e, `${req.method} ${req.route?.path ?? req.path}`);
+    else if (e.httpStatus >= 500) deps.logger.error({ err: e.cause ?? e, code: e.code }, 'request failed');
     if (res.headersSent) return;
     sendError(res, e);
   });

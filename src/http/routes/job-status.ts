@@ -1,6 +1,7 @@
 // GET /v1/queues/:queue/jobs/:id — a job's state, attempts, result or failure reason, and its start.
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps.js';
+import { markRedisAnswered } from '../redis-outage-log.js';
 import { SluiceError } from '../../errors.js';
 import type { QueueThrottles } from '../queue-throttles.js';
 
@@ -14,6 +15,7 @@ export function jobStatusRoute(deps: AppDeps, throttles: QueueThrottles): Router
     if (!queue) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no queue '${queueName}'`);
     const id = String(req.params.id);
     const status = await throttles.of(queue).job(id);
+    markRedisAnswered(res);
     if (!status) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no job '${id}' in queue '${queue.name}' (unknown, or removed after its retention)`);
     res.json({
       id: status.id,

@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
+import { markRedisAnswered } from '../redis-outage-log.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { queueRefusalHeaders } from '../../headers/queue-headers.js';
@@ -37,6 +38,7 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles): Router {
       ...(body.cost !== undefined ? { cost: body.cost } : {}),
       ...(body.idempotencyKey !== undefined ? { id: body.idempotencyKey } : {}),
     });
+    markRedisAnswered(res);
     if (!result.admitted) {
       const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: queue.throttle.ratePerSecond, retryAfterMs: result.retryAfterMs };
       for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers ?? rules.responseHeaders)) res.setHeader(name, value);
