@@ -6,6 +6,7 @@ import type { Rules } from '../rules/compile.js';
 import { describePolicy, formatNumber } from '../rules/describe.js';
 import { formatDuration } from '../rules/duration.js';
 import type { QueueRule } from '../rules/queues.js';
+import { DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX } from '../request/identity.js';
 
 /** The summary text (ending with a newline). `env` is where handler variables are looked up. */
 export function rulesSummary(rules: Rules, env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -43,7 +44,11 @@ export function rulesSummary(rules: Rules, env: Readonly<Record<string, string |
     const proxies = h.trustedProxies.length ? h.trustedProxies.join(', ') : 'none (X-Forwarded-For ignored)';
     lines.push('', `http (domain ${h.domain})`);
     lines.push(`  trusted proxies: ${proxies}`);
-    lines.push(`  client networks: IPv4 /${h.ipv4Prefix}, IPv6 /${h.ipv6Prefix}; API key header ${h.apiKeyHeader} (hashed)`);
+    // The effective grouping of per-IP limits, and whether it is the default (which has changed: /64 -> /56).
+    const def = (value: number, fallback: number) => (value === fallback ? ' (default)' : '');
+    lines.push(
+      `  client networks (one per-IP client): IPv4 /${h.ipv4Prefix}${def(h.ipv4Prefix, DEFAULT_IPV4_PREFIX)}, IPv6 /${h.ipv6Prefix}${def(h.ipv6Prefix, DEFAULT_IPV6_PREFIX)}; API key header ${h.apiKeyHeader} (hashed)`,
+    );
     const templates = h.templates.map((t) => `[${t.map((e) => (e.value !== undefined ? `${e.key}=${e.value}` : e.source === e.key ? e.key : `${e.key}<-${e.source}`)).join(', ')}]`);
     lines.push(`  descriptors: ${templates.join(' ')}`);
   }

@@ -4,12 +4,12 @@ import { createServer, type Server, type ServerOptions } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { SluiceError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
-import { loadRules, watchRules, type Rules, type RulesWatcher } from '../rules/index.js';
+import { loadRules, watchRules, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
-import { sameConfig } from '../validation.js';
 import type { ProcessConfig } from './process-config.js';
 import { checkHashSecret } from './hash-secret.js';
-import { loadWorkersEntry, type RunningWorkers, type WorkersEntry } from '../workers-entry.js';
+import { loadWorkersEntry } from '../workers-entry.js';
+import { WorkerReloader } from './worker-reload.js';
 import { checkMemoryPolicy } from './memory-policy-check.js';
 import { watchAuthErrors } from './redis-auth-check.js';
 import { LiveFigures } from '../admin/figures.js';
@@ -67,30 +67,12 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
-  let workers: RunningWorkers | undefined;
   let address: Runtime['address'];
   let control: ControlPlane | undefined;
 
   // Workers follow the rules file too: when a queue's settings or handler change, they restart on
   // the new ones (after the jobs in flight finish), so the gate enforces what admission uses.
-  let mod: WorkersEntry | undefined;
-  let runningQueues = initial.queues;
-  let restarting: Promise<void> = Promise.resolve();
-  let closingStarted = false;
-  const restartWorkers = (next: Rules) =>
-    (restarting = restarting.then(async () => {
-      if (!mod || !workers || closingStarted) return;
-      if (sameConfig(next.queues, runningQueues)) return;
-      runningQueues = next.queues;
-      await workers.close();
-      try {
-        workers = await mod.runWorkers(sluice, next.queues, { concurrency: config.concurrency });
-        logger.info({ event: 'workers_restarted', rulesVersion: next.version }, 'workers restarted on the new queues');
-      } catch (error) {
-        workers = undefined;
-        logger.error({ err: error, rulesVersion: next.version }, 'workers could not start on the new queues');
-      }
-    }));
+  let reloader: WorkerReloader | undefined;
 
   try {
     // Take no traffic before the client is connected (on a cluster: knows the slots), so that the first
@@ -104,7 +86,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       onChange: (next) => {
         metrics.recordRulesReload('applied');
         logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
-        if (parts.workers) void restartWorkers(next);
+        if (reloader) void reloader.reload(next.queues, next.version);
       },
       onError: () => metrics.recordRulesReload('refused'),
     });
@@ -152,9 +134,10 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     }
 
     if (parts.workers) {
-      mod = await loadWorkersEntry();
-      const running = await mod.runWorkers(sluice, initial.queues, { concurrency: config.concurrency });
-      workers = running;
+      const mod = await loadWorkersEntry();
+      const workers = new WorkerReloader((queues) => mod.runWorkers(sluice, queues, { concurrency: config.concurrency }), logger);
+      const running = await workers.startInitial(initial.queues);
+      reloader = workers;
       logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');
     }
   } catch (error) {
@@ -172,8 +155,8 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   const closed = new Promise<void>((r) => (resolveClosed = r));
   const close = () => {
     closing ??= (async () => {
-      closingStarted = true;
       logger.info({ event: 'shutting_down' }, 'shutting down');
+      reloader?.stopReloading();
       if (server) {
         const s = server;
         // Stop accepting; in-flight requests finish; idle keep-alive sockets are closed now.
@@ -182,8 +165,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         await stopped;
       }
       watcher?.close();
-      await restarting;
-      await workers?.close();
+      await reloader?.close();
       // After the workers: the starts of their last jobs are counted in the figures first.
       await control?.close();
       await sluice.close();
@@ -210,19 +192,40 @@ function slowClientOptions(config: ProcessConfig): ServerOptions {
   };
 }
 
-/** Closes the runtime on SIGTERM or SIGINT (a second signal, or 25 s, forces the exit). */
-export function closeOnSignals(runtime: Runtime): void {
+/** How long a signalled process may take to stop before it is forced out. */
+export const SHUTDOWN_GRACE_MS = 25_000;
+
+/**
+ * Closes the runtime on SIGTERM or SIGINT (a second signal, or `graceMs`, forces the exit, and the log
+ * says so: a forced exit cuts off requests and jobs, which a reader of the log must be able to tell).
+ */
+export function closeOnSignals(
+  runtime: Pick<Runtime, 'logger' | 'close'>,
+  options: { graceMs?: number; exit?: (code: number) => void; on?: (signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void) => void } = {},
+): void {
+  const graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const on = options.on ?? ((signal, listener) => void process.on(signal, listener));
+  let signalledAt = 0;
   let signalled = false;
+  const forced = (reason: 'second_signal' | 'grace_period_expired', signal?: NodeJS.Signals) => {
+    runtime.logger.error(
+      { event: 'shutdown_forced', reason, graceMs, waitedMs: Date.now() - signalledAt, ...(signal ? { signal } : {}) },
+      reason === 'second_signal' ? 'second signal: forcing exit before shutdown finished' : `shutdown not finished within ${graceMs} ms: forcing exit`,
+    );
+    exit(1);
+  };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(1);
+    if (signalled) return forced('second_signal', signal);
     signalled = true;
+    signalledAt = Date.now();
     runtime.logger.info({ event: 'signal', signal }, 'signal received');
-    const force = setTimeout(() => process.exit(1), 25_000);
+    const force = setTimeout(() => forced('grace_period_expired'), graceMs);
     force.unref();
     void runtime.close().then(() => clearTimeout(force));
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  on('SIGTERM', onSignal);
+  on('SIGINT', onSignal);
 }
 
 /**

@@ -15,6 +15,7 @@ import { adminContext } from './admin/context.js';
 import { adminRouter } from './admin/router.js';
 import { RuleLimiters } from './rule-decisions.js';
 import { openApiRoute } from './openapi/route.js';
+import { RedisOutageLog } from './redis-outage-log.js';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -24,6 +25,14 @@ export function createApp(deps: AppDeps): Express {
   const throttles = new QueueThrottles(deps.sluice);
   const admin = adminContext(deps, throttles);
   const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
+  const outage = new RedisOutageLog(deps.logger);
+  // A route marks the answers Redis gave (markRedisAnswered): the first after an outage ends it in the log.
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.once('finish', () => {
+      if (res.locals.redisAnswered === true) outage.answered();
+    });
+    next();
+  });
   app.use(healthRoutes(deps));
   app.use(openApiRoute());
   app.use(submitRoute(deps, throttles, admin.cache));
@@ -33,9 +42,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(adminRouter(admin, limiters));
   app.use((req: Request, _res: Response, next: NextFunction) => next(new SluiceError('SLUICE_ERR_NOT_FOUND', `no route ${req.method} ${req.path}`)));
   // Express 5 passes rejected async handlers here too.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = asSluiceError(error);
-    if (e.httpStatus >= 500) deps.logger.error({ err: e.cause ?? e, code: e.code }, 'request failed');
+    // A Redis outage is logged by its transitions, not once per request (each would carry a stack).
+    if (e.code === 'SLUICE_ERR_REDIS_UNAVAILABLE') outage.failed(e, `${req.method} ${req.route?.path ?? req.path}`);
+    else if (e.httpStatus >= 500) deps.logger.error({ err: e.cause ?? e, code: e.code }, 'request failed');
     if (res.headersSent) return;
     sendError(res, e);
   });

@@ -87,21 +87,32 @@ export function resolveClientIp(
   return current;
 }
 
+/** Default IPv4 prefix of one client: each address. */
+export const DEFAULT_IPV4_PREFIX = 32;
+
+/**
+ * Default IPv6 prefix of one client: a /56. Residential ISPs delegate a /56 (or a /48) to one customer,
+ * who can then rotate through 256 /64s; counting per /64 let such a client through 100 of 100 calls of
+ * an IP limit. The cost: customers of a hosting provider that puts several of them in one /56 (or /64)
+ * share a limit (docs/decisions/identity-and-proxies.md).
+ */
+export const DEFAULT_IPV6_PREFIX = 56;
+
 /** How per-IP limits group addresses. */
 export interface NetworkGrouping {
   /** IPv4 prefix length counted as one client (default 32: each address). */
   ipv4Prefix?: number;
-  /** IPv6 prefix length counted as one client (default 64: one customer site typically holds a whole /64). */
+  /** IPv6 prefix length counted as one client (default 56: what one customer site is typically delegated). */
   ipv6Prefix?: number;
 }
 
 /**
  * The network a per-IP limit counts: the address itself for a full-length prefix (`203.0.113.7`),
- * otherwise the canonical network with its prefix (`2001:db8:1:2::/64`, `203.0.113.0/24`).
- * Grouping IPv6 matters because one host can use any of 2^64 addresses of its /64.
+ * otherwise the canonical network with its prefix (`2001:db8:1:200::/56`, `203.0.113.0/24`).
+ * Grouping IPv6 matters because one customer can use any address of the /56 (or /48) delegated to it.
  */
 export function clientNetwork(ip: IpAddress, grouping: NetworkGrouping = {}): string {
-  const prefix = ip.version === 4 ? (grouping.ipv4Prefix ?? 32) : (grouping.ipv6Prefix ?? 64);
+  const prefix = ip.version === 4 ? (grouping.ipv4Prefix ?? DEFAULT_IPV4_PREFIX) : (grouping.ipv6Prefix ?? DEFAULT_IPV6_PREFIX);
   const width = ip.version === 4 ? 32 : 128;
   if (prefix >= width) return formatIp(ip);
   return `${formatIp({ version: ip.version, bits: maskBits(ip, prefix) })}/${prefix}`;

@@ -62,7 +62,7 @@ export const httpSchema = z
       .optional(),
     /** Prefix length that counts as one IPv4 client (default 32). */
     ipv4_prefix: z.number().int().min(8).max(32).optional(),
-    /** Prefix length that counts as one IPv6 client (default 64). */
+    /** Prefix length that counts as one IPv6 client (default 56: one customer's delegation). */
     ipv6_prefix: z.number().int().min(16).max(128).optional(),
     /** Header holding the API key (default X-API-Key); its value is always hashed. */
     api_key_header: headerNameSchema.optional(),

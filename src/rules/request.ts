@@ -1,7 +1,7 @@
 // How an HTTP request becomes descriptors (the `http:` section): each template's entries take
 // their values from identity sources; a template whose source has no value yields no descriptor.
 import { createHash } from 'node:crypto';
-import { clientNetwork, resolveClientIp, TrustedProxies } from '../request/identity.js';
+import { DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX, clientNetwork, resolveClientIp, TrustedProxies } from '../request/identity.js';
 import { parseIp } from '../request/ip.js';
 import { requestHeader, requestProperty, type RequestInfo } from '../request/request-info.js';
 import type { RouteGroups } from '../request/route-groups.js';
@@ -50,8 +50,8 @@ export function compileHttp(
   const rules: HttpRules = {
     domain: spec.domain,
     trustedProxies: spec.trusted_proxies ?? [],
-    ipv4Prefix: spec.ipv4_prefix ?? 32,
-    ipv6Prefix: spec.ipv6_prefix ?? 64,
+    ipv4Prefix: spec.ipv4_prefix ?? DEFAULT_IPV4_PREFIX,
+    ipv6Prefix: spec.ipv6_prefix ?? DEFAULT_IPV6_PREFIX,
     apiKeyHeader: spec.api_key_header ?? 'X-API-Key',
     user: spec.user,
     plan: spec.plan,

@@ -92,11 +92,13 @@ describe('X-Forwarded-For from a trusted proxy', () => {
     expect(await lastRefusal(trusted, 2)).toBe(identityHash('198.51.100.7'));
   });
 
-  it('IPv6 clients are grouped by /64', async () => {
-    expect(await submit(trusted, 'via-proxy', '2001:db8:1:2::1')).toBe(202);
-    expect(await submit(trusted, 'via-proxy', '2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe(202);
-    expect(await submit(trusted, 'via-proxy', '2001:db8:1:2::abcd')).toBe(429);
-    expect(await lastRefusal(trusted, 3)).toBe(identityHash('2001:db8:1:2::/64'));
-    expect(await submit(trusted, 'via-proxy', '2001:db8:1:3::1')).toBe(202);
+  it('IPv6 clients are grouped by /56 by default: rotating /64s inside one /56 does not escape the lane', async () => {
+    // Three different /64s of 2001:db8:1:200::/56: one lane of capacity 2.
+    expect(await submit(trusted, 'via-proxy', '2001:db8:1:200::1')).toBe(202);
+    expect(await submit(trusted, 'via-proxy', '2001:db8:1:2ff:ffff:ffff:ffff:ffff')).toBe(202);
+    expect(await submit(trusted, 'via-proxy', '2001:db8:1:2ab::abcd')).toBe(429);
+    expect(await lastRefusal(trusted, 3)).toBe(identityHash('2001:db8:1:200::/56'));
+    // The next /56 is another client.
+    expect(await submit(trusted, 'via-proxy', '2001:db8:1:300::1')).toBe(202);
   });
 });

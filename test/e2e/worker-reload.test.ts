@@ -46,4 +46,17 @@ describe('worker reload', () => {
     await worker.waitForLog((l) => l.event === 'workers_restarted', 10_000, 'the workers to restart');
     expect(await runOne()).toBe('v2');
   });
+
+  it('a handler that does not load: the workers go back to the previous one, and a later change restarts them', async () => {
+    dir.write('v3.mjs', "export default async () => 'v3';\n");
+    dir.replace('rules.yaml', rulesWith('missing.mjs'));
+    await worker.waitForLog((l) => l.event === 'workers_restored', 20_000, 'the workers to go back to v2');
+    expect(worker.logs.some((l) => l.event === 'workers_restart_failed')).toBe(true);
+    expect(await runOne()).toBe('v2');
+    // Before the fix, the failed restart left no workers and this change was ignored.
+    const restarts = worker.logs.filter((l) => l.event === 'workers_restarted').length;
+    dir.replace('rules.yaml', rulesWith('v3.mjs'));
+    await worker.waitForLog(() => worker.logs.filter((l) => l.event === 'workers_restarted').length > restarts, 20_000, 'the workers to restart on v3');
+    expect(await runOne()).toBe('v3');
+  });
 });

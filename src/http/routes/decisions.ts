@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
+import { markRedisAnswered } from '../redis-outage-log.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { retryAfterSeconds } from '../../headers/retry-after.js';
@@ -24,6 +25,8 @@ export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
       if (rule) matched.push({ index, rule, entries });
     });
     const { allowed, results } = await decideRules(matched, limiters, rules.version, body.cost ?? 1);
+    // Decisions answered by their fail mode are not Redis answering (they are counted in the metrics).
+    if (results.some((r) => r.decision !== undefined) && results.every((r) => r.decision?.failure === undefined)) markRedisAnswered(res);
     const statuses: Record<string, unknown>[] = descriptors.map((entries) => ({ descriptor: entries, code: 'OK', rule: null }));
     results.forEach((r, i) => {
       deps.metrics.recordRule(r.rule.name, r.outcome);
@@ -68,6 +71,7 @@ export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
       throw new SluiceError('SLUICE_ERR_NOT_FOUND', `the descriptor matches no concurrency rule in domain '${body.domain}'`);
     }
     const released = await limiter.release(descriptorIdentity(entries), body.lease_id, { sensitive: true });
+    markRedisAnswered(res);
     res.json({ released, rule: rule.name });
   });
   return router;

@@ -2,6 +2,7 @@
 // Under authentication only the tenant that submitted it sees it: another tenant's job is a 404.
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps.js';
+import { markRedisAnswered } from '../redis-outage-log.js';
 import { SluiceError } from '../../errors.js';
 import type { QueueThrottles } from '../queue-throttles.js';
 import { tenantAuth, tenantOf } from '../tenant-auth.js';
@@ -17,6 +18,7 @@ export function jobStatusRoute(deps: AppDeps, throttles: QueueThrottles): Router
     if (!queue) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no queue '${queueName}'`);
     const id = String(req.params.id);
     const status = await throttles.of(queue).job(id, tenant ? { tenant: tenant.name } : {});
+    markRedisAnswered(res);
     if (!status) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no job '${id}' in queue '${queue.name}' (unknown, or removed after its retention)`);
     res.json({
       id: status.id,

@@ -4,6 +4,7 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import type { AppDeps } from '../deps.js';
+import { markRedisAnswered } from '../redis-outage-log.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { queueRefusalHeaders } from '../../headers/queue-headers.js';
@@ -49,6 +50,7 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: C
       ...(body.idempotencyKey !== undefined ? { id: tenant ? `${tenant.name}\u0000${body.idempotencyKey}` : body.idempotencyKey } : {}),
       ...(tenant ? { tenant: tenant.name, ...(tenant.plan !== undefined ? { plan: tenant.plan } : {}) } : {}),
     });
+    markRedisAnswered(res);
     if (!result.admitted) {
       const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: limits.ratePerSecond, retryAfterMs: result.retryAfterMs };
       for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers ?? rules.responseHeaders)) res.setHeader(name, value);

@@ -87,7 +87,7 @@ describe('sluice check-config', () => {
         '',
         'http (domain api)',
         '  trusted proxies: loopback',
-        '  client networks: IPv4 /32, IPv6 /64; API key header X-API-Key (hashed)',
+        '  client networks (one per-IP client): IPv4 /32 (default), IPv6 /56 (default); API key header X-API-Key (hashed)',
         '  descriptors: [plan, api_key] [ip] [global=all] [internal<-header:X-Internal]',
         '',
         'queues',

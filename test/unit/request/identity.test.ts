@@ -1,5 +1,5 @@
 // Client IP resolution: X-Forwarded-For counts only through trusted proxies (spoofing is
-// impossible from an untrusted peer), and per-IP limits group IPv6 by /64.
+// impossible from an untrusted peer), and per-IP limits group IPv6 by /56 (one customer's delegation).
 import { describe, expect, it } from 'vitest';
 import { checkTrustedProxy, clientNetwork, resolveClientIp, TrustedProxies } from '../../../src/request/identity.js';
 import { formatIp, parseIp } from '../../../src/request/ip.js';
@@ -84,10 +84,24 @@ describe('clientNetwork', () => {
     expect(net('::ffff:203.0.113.7')).toBe('203.0.113.7');
   });
 
-  it('IPv6 is grouped by /64 by default: every address of one site is one client', () => {
-    expect(net('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64');
+  it('IPv6 is grouped by /56 by default: every address of one customer delegation is one client', () => {
+    expect(net('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1::/56');
     expect(net('2001:db8:1:2::1')).toBe(net('2001:db8:1:2:ffff::9'));
-    expect(net('2001:db8:1:3::1')).not.toBe(net('2001:db8:1:2::1'));
+    expect(net('2001:db8:1:2ab::1')).toBe('2001:db8:1:200::/56');
+    // The next /56 is another client.
+    expect(net('2001:db8:1:100::1')).toBe('2001:db8:1:100::/56');
+    expect(net('2001:db8:1:100::1')).not.toBe(net('2001:db8:1:ff::1'));
+  });
+
+  it('a client rotating through all 256 /64s of its /56 stays one client (issue 8, defect 6)', () => {
+    const networks = new Set<string>();
+    for (let i = 0; i < 256; i++) networks.add(net(`2001:db8:1:2${i.toString(16).padStart(2, '0')}::${(i + 1).toString(16)}`));
+    expect([...networks]).toEqual(['2001:db8:1:200::/56']);
+  });
+
+  it('ipv6Prefix 64 groups per /64, as before the default changed', () => {
+    expect(net('2001:db8:1:2:aaaa:bbbb:cccc:dddd', { ipv6Prefix: 64 })).toBe('2001:db8:1:2::/64');
+    expect(net('2001:db8:1:3::1', { ipv6Prefix: 64 })).not.toBe(net('2001:db8:1:2::1', { ipv6Prefix: 64 }));
   });
 
   it('prefixes are configurable', () => {

@@ -91,7 +91,27 @@ describe('requestDescriptors', () => {
     expect(text(req({ socketAddress: '10.0.0.2', headers: { 'x-forwarded-for': '6.6.6.6, 198.51.100.9' } }))).toContain('ip=198.51.100.9');
   });
 
-  it('IPv6 clients are grouped by /64', () => {
+  it('IPv6 clients are grouped by /56 when ipv6_prefix is not set', () => {
+    const defaults = parseRules(
+      `domains:
+  - domain: api
+    descriptors:
+      - key: ip
+        rate_limit: { unit: second, requests_per_unit: 20 }
+http:
+  domain: api
+  descriptors: [[ip]]
+`,
+      { filename: 'defaults.yaml' },
+    );
+    expect(defaults.http).toMatchObject({ ipv4Prefix: 32, ipv6Prefix: 56 });
+    const ip = (socketAddress: string) => defaults.requestDescriptors(req({ socketAddress }))[0];
+    expect(ip('2001:db8:1:2::1')).toEqual([{ key: 'ip', value: '2001:db8:1::/56' }]);
+    expect(ip('2001:db8:1:ff:1::1')).toEqual(ip('2001:db8:1:2::1'));
+    expect(ip('2001:db8:1:100::1')).toEqual([{ key: 'ip', value: '2001:db8:1:100::/56' }]);
+  });
+
+  it('IPv6 clients are grouped by the configured ipv6_prefix (64 in this file)', () => {
     const a = text(req({ socketAddress: '2001:db8:1:2::1' }));
     const b = text(req({ socketAddress: '2001:db8:1:2:ffff:1:2:3' }));
     expect(a).toContain('ip=2001:db8:1:2::/64');
