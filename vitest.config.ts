@@ -4,6 +4,10 @@ export default defineConfig({
   test: {
     pool: 'forks',
     testTimeout: 30_000,
+    // The suites start real Redis servers, clusters and worker processes on two cores: a test that loses a
+    // race with the machine (a process start past its deadline, a timer late under load) gets two more
+    // runs. A defect fails all three; the summary reporter lists every test that needed a retry.
+    retry: 2,
     hookTimeout: 60_000,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     projects: [
