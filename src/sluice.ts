@@ -69,6 +69,7 @@ export interface Sluice {
   /**
    * Follow operators' per-lane overrides from `source` (the admin control cache): admissions and
    * the outflow gate of every throttle of this instance use them from then on.
+   * @internal
    */
   useOverrides(source: LaneOverrides | undefined): void;
   /** The Redis client decisions and admissions run on. */

@@ -24,7 +24,7 @@ export interface AppDeps {
    * everyone in, so a reload that drops the section closes the service. Default false (in-process apps).
    */
   requireAuth?: boolean;
-  /** The process's control cache (drain, pause, overrides), already started; absent: the app makes its own. */
+  /** The process's control cache (drain, pause, overrides), already started; absent: the app makes its own. @internal */
   control?: ControlCache;
 }
 

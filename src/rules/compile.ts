@@ -44,7 +44,7 @@ export interface Rules {
   readonly queues: readonly QueueRule[];
   /** The `response_headers:` section: which rate-limit header sets to send (empty: the defaults). */
   readonly responseHeaders: HeaderSelection;
-  /** The `auth:` section: `none`, or the tenants' key digests; undefined when the file has no such section. */
+  /** The `auth:` section: `none`, or the tenants' key digests; undefined when the file has no such section. @internal */
   readonly auth: AuthRules | undefined;
   /** The queue called `name`. */
   queue(name: string): QueueRule | undefined;

@@ -94,7 +94,7 @@ export class Throttle {
     return this.gateLanesCache;
   }
 
-  /** The settings `laneId` runs at now: its plan's (or the throttle's), with an operator's override on top. */
+  /** The settings `laneId` runs at now: its plan's (or the throttle's), with an operator's override on top. @internal */
   limitsOf(laneId: string, plan?: string): LaneLimits {
     return laneLimitsOf(this.config, planOf(this.config, plan)?.limits, this.ctx.overrides?.()?.override(this.name, laneId));
   }
@@ -104,7 +104,7 @@ export class Throttle {
     return planOf(this.config, plan)?.name;
   }
 
-  /** Lane scripts for the outflow gate at the lane's current limits (plan and override). */
+  /** Lane scripts for the outflow gate at the lane's current limits (plan and override). @internal */
   gateLanesFor(laneId: string, plan?: string): LaneScripts {
     return this.variants.gate(this.limitsOf(laneId, plan));
   }
@@ -159,6 +159,7 @@ export class Throttle {
   /**
    * Admits an existing job's member into its lane again (an operator's retry of a failed job): the
    * lane's bound and max wait hold as for a submit. The caller moves the job back, or releases.
+   * @internal
    */
   async readmit(laneId: string, jobId: string, cost: number, plan?: string): Promise<AdmitReply> {
     const limits = this.limitsOf(laneId, plan);
