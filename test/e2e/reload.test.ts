@@ -99,8 +99,8 @@ describe('rules hot reload', () => {
     const broken = `${rules(7, 3)}  - name: [unclosed\n`;
     dir.replace('rules.yaml', broken);
     const refused = await serve.waitForLog((l) => l.level === 50 && l.refused === version(broken), 10_000, 'the refusal of the YAML syntax error');
-    // The unclosed flow sequence on line 12 is noticed where the file ends, line 13.
-    expect(refused.issues).toEqual([expect.objectContaining({ path: '(syntax)', line: 13, column: 1 })]);
+    // The unclosed flow sequence on line 13 is noticed where the file ends, line 14.
+    expect(refused.issues).toEqual([expect.objectContaining({ path: '(syntax)', line: 14, column: 1 })]);
     expect(await limitNow()).toBe(5);
 
     const fixed = rules(7, 3);
