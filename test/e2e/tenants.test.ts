@@ -159,17 +159,21 @@ describe('plans', () => {
 
 describe('admin: overrides', () => {
   it('a rate override is followed by both worker processes within 1 s, measured at the starts', async () => {
+    // Start from a known lane: no override left by an earlier attempt, nothing queued (the plans test's
+    // jobs drain at pro's 20/s), so a retry of this test measures the same thing as its first run.
+    await call('DELETE', '/v1/admin/queues/orders/overrides/acme', admin);
+    await pollUntil(() => call('GET', '/v1/admin/queues/orders/lanes/acme', admin), (r) => r.status === 404 || r.body.depth === 0, 30_000, 100, 'an empty acme lane');
     const jobs = await Promise.all(Array.from({ length: 40 }, (_, i) => submit('orders', ACME, { i, hold: 0 })));
     expect(jobs.every((r) => r.status === 202)).toBe(true);
-    await new Promise((r) => setTimeout(r, 300));
+    const statuses = () => Promise.all(jobs.map(async (j) => (await call('GET', `/v1/queues/orders/jobs/${j.body.id}`, auth(ACME))).body as { state: string; result?: { at: number; pid: number } }));
+    // Pro's 20/s runs a few of them before the override (waited for, not assumed from a fixed sleep).
+    await pollUntil(statuses, (rs) => rs.filter((r) => r.state === 'completed').length >= 3, 10_000, 50, 'three starts at the pro rate');
     const set = await call('PUT', '/v1/admin/queues/orders/overrides/acme', admin, { ratePerSecond: 2 });
     const t0 = Date.now();
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ lane: 'acme', ratePerSecond: 2, by: 'e2e-ops' });
     await new Promise((r) => setTimeout(r, 3_500));
-    const results = await Promise.all(
-      jobs.map(async (j) => (await call('GET', `/v1/queues/orders/jobs/${j.body.id}`, auth(ACME))).body as { state: string; result?: { at: number; pid: number } }),
-    );
+    const results = await statuses();
     const starts = results.flatMap((r) => (r.state === 'completed' && r.result ? [r.result] : [])).sort((a, b) => a.at - b.at);
     const before = starts.filter((s) => s.at < t0);
     const after = starts.filter((s) => s.at >= t0 + 1_000);
@@ -209,10 +213,12 @@ describe('admin: queues, lanes, jobs', () => {
   });
 
   it('cancels a queued job (units freed), refuses a started one with 409, retries a failed one', async () => {
-    const queued = await submit('users', ACME, 1, { key: 'cancel-me' });
-    const second = await submit('users', ACME, 2, { key: 'cancel-me' });
-    const third = await submit('users', ACME, 3, { key: 'cancel-me' });
-    const lane = encodeURIComponent('acme/cancel-me');
+    // A fresh lane per attempt: a retry must not meet the 0.2/s spacing its first run left behind.
+    const key = `cancel-me-${Date.now()}`;
+    const queued = await submit('users', ACME, 1, { key });
+    const second = await submit('users', ACME, 2, { key });
+    const third = await submit('users', ACME, 3, { key });
+    const lane = encodeURIComponent(`acme/${key}`);
     // The first started at once (an idle lane); two wait, 5 s apart.
     const before = await call('GET', `/v1/admin/queues/users/lanes/${lane}`, admin);
     expect(before.body.depth).toBe(2);
