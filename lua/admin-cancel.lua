@@ -2,11 +2,11 @@
 -- removed only if no worker holds it (no lock) and it waits in delayed, wait, paused or prioritized;
 -- its keys are deleted as BullMQ's removeJob does for a job without parent or children, and BullMQ's
 -- `removed` event is emitted. Its lane member (if still queued: a retry attempt's member has already
--- left) goes too, with its reserved slot, and the busy-lane index follows.
+-- left) goes too, and the busy-lane index and the dispatch sets follow.
 -- KEYS[1]  lane: hash (see includes/lane.lua)
 -- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>"
 -- KEYS[3]  busy: the throttle's busy set
--- KEYS[4]  laneReservations: lane reservations
+-- KEYS[4]  waiting: the throttle's waiting set
 -- KEYS[5]  job: the BullMQ job hash
 -- KEYS[6]  lock: the job's lock key (<job hash>:lock)
 -- KEYS[7]  delayed: BullMQ's delayed set
@@ -16,6 +16,7 @@
 -- KEYS[11] completed: BullMQ's completed set
 -- KEYS[12] failed: BullMQ's failed set
 -- KEYS[13] events: BullMQ's events stream
+-- KEYS[14] ready: the throttle's ready set
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: job id
 -- ARGV[3]  laneId: lane id the caller read from the job (checked again here)
@@ -53,11 +54,10 @@ local member = job_id .. '|' .. cost
 local freed = 0
 if redis.call('ZREM', KEYS[2], member) == 1 then
   freed = cost
-  local state = redis.call('HMGET', KEYS[1], 'd', 'u', 's', 'o', 'c')
-  local reserved = tonumber(state[2] or 0)
-  if redis.call('ZREM', KEYS[4], member) == 1 then reserved = math.max(0, reserved - cost) end
+  local state = redis.call('HMGET', KEYS[1], 'd', 'c')
   local depth = math.max(0, tonumber(state[1] or 0) - cost)
-  redis.call('HSET', KEYS[1], 'd', depth, 'u', reserved)
-  settle_lane(KEYS[1], KEYS[3], ARGV[3], depth, now, math.max(next_free(state[3], state[4]), tonumber(state[5] or 0)))
+  redis.call('HSET', KEYS[1], 'd', depth)
+  if depth == 0 then deactivate_lane(ARGV[3], KEYS[4], KEYS[14]) end
+  settle_lane(KEYS[1], KEYS[3], ARGV[3], depth, now, tonumber(state[2] or 0))
 end
 return {1, freed, prev}

@@ -1,16 +1,20 @@
 -- includes/lane.lua: bookkeeping shared by the throttle scripts.
 -- A lane is the bounded queue of one key. Its hash:
---   s  next free start slot, as a *virtual* time in µs (real = s + o)
---   o  offset in µs added to every virtual slot; raising it shifts all reserved slots at once
---   c  the earliest real µs the next start may happen after the starts already handed out
---   f  the lane's fair-share TAT (real µs): while the global cap is contended it may not start before it
---   p  real µs until which the lane is paused (an upstream said "later")
---   d  queued cost units (admitted, not yet started), u  of which hold a reserved slot
+--   d  queued cost units (admitted, not yet dispatched to a worker)
+--   c  the lane's theoretical arrival time (GCRA TAT, real µs): its next start may not come before
+--      c - burst x interval
+--   p  real µs until which the lane is paused (an upstream said "later", or an operator)
+--   v  the lane's fair-queueing tag (µs of virtual time): the start tag of its next job while it has
+--      queued work, the finish tag of its last job once idle
+--   i  the lane's interval in µs (1e6 / its rate: plan, override), b  its burst, as its last admission
+--      (or an operator's override) set them: the dispatcher paces the lane by them
 --   n  the plan of the lane's last admission (shown by the admin API)
---   g:<member>  the real µs of a global slot claimed by a job that was sent back
--- plus a sorted set of queued members "<job id>|<cost>" scored by predicted start µs, and a sorted
--- set of reserved slots (member -> virtual µs). The throttle's busy set holds the ids of lanes with d > 0,
--- scored by d: the busy-lane index the admin API lists the busiest lanes from (lua/admin-lanes-page.lua).
+-- plus a sorted set of queued members "<job id>|<cost>" in FIFO order (scored by admission order).
+-- Throttle-wide: the busy set (lane id -> queued units, lanes with d > 0: the admin API's index);
+-- every busy lane is in exactly one of two dispatch sets, `waiting` (scored by the real µs at which
+-- its own rate, burst and pause let it start next) or `ready` (scored by its fair tag v); the global
+-- hash {s: next global slot µs, v: virtual time}; the dispatched set ("<job id>|<cost>|<lane id>" ->
+-- its start µs, until a worker takes the job); the wake channel the dispatchers listen on.
 
 -- Members carry the cost so that the lane can be repaired from the member alone.
 local function member_cost(member)
@@ -42,7 +46,35 @@ local function span(units, interval, margin_ppm)
   return math.floor(units * interval * (1000000 + margin_ppm) / 1000000)
 end
 
--- The real µs of the lane's next free slot.
-local function next_free(state_s, state_o)
-  return tonumber(state_s or 0) + tonumber(state_o or 0)
+-- The real µs at which a lane may start next: its TAT less the burst it may run ahead, or its pause.
+local function lane_eligible(c, p, interval, burst, margin_ppm)
+  return math.max(c - span(burst, interval, margin_ppm), p)
+end
+
+-- A lane that just got queued work (it had none): its fair tag catches up with the virtual time (it
+-- joins the current round, it does not bring credit from an idle past), it enters the waiting set at
+-- the instant its own rate allows, and the dispatchers are woken.
+local function activate_lane(lane_key, lane_id, waiting_key, global_key, wake_key, margin_ppm)
+  local st = redis.call('HMGET', lane_key, 'c', 'p', 'v', 'i', 'b')
+  local virtual = tonumber(redis.call('HGET', global_key, 'v') or 0)
+  local tag = math.max(tonumber(st[3] or 0), virtual)
+  redis.call('HSET', lane_key, 'v', tag)
+  local at = lane_eligible(tonumber(st[1] or 0), tonumber(st[2] or 0), tonumber(st[4] or 1), tonumber(st[5] or 0), margin_ppm)
+  redis.call('ZADD', waiting_key, at, lane_id)
+  redis.call('PUBLISH', wake_key, '1')
+end
+
+-- A busy lane whose eligibility changed (pause, resume, new limits) goes back to the waiting set at
+-- its new instant; an idle lane is in neither set.
+local function reposition_lane(lane_key, lane_id, waiting_key, ready_key, margin_ppm)
+  local st = redis.call('HMGET', lane_key, 'c', 'p', 'd', 'i', 'b')
+  if tonumber(st[3] or 0) <= 0 then return end
+  redis.call('ZREM', ready_key, lane_id)
+  redis.call('ZADD', waiting_key, lane_eligible(tonumber(st[1] or 0), tonumber(st[2] or 0), tonumber(st[4] or 1), tonumber(st[5] or 0), margin_ppm), lane_id)
+end
+
+-- A lane that has no queued work any more leaves both dispatch sets.
+local function deactivate_lane(lane_id, waiting_key, ready_key)
+  redis.call('ZREM', waiting_key, lane_id)
+  redis.call('ZREM', ready_key, lane_id)
 end

@@ -46,8 +46,8 @@ export async function cancelJob(scripts: ScriptRegistry, redis: RedisClient, thr
     if (raw === null) return { cancelled: false, state: 'missing' };
     const lane = laneOf(raw);
     if (lane === undefined) return { cancelled: false, state: 'missing' };
-    const keys = [k.lane(lane), k.laneQueue(lane), k.busy, k.laneReservations(lane), base, `${base}:lock`];
-    keys.push(`${q}delayed`, `${q}wait`, `${q}paused`, `${q}prioritized`, `${q}completed`, `${q}failed`, `${q}events`);
+    const keys = [k.lane(lane), k.laneQueue(lane), k.busy, k.waiting, base, `${base}:lock`];
+    keys.push(`${q}delayed`, `${q}wait`, `${q}paused`, `${q}prioritized`, `${q}completed`, `${q}failed`, `${q}events`, k.ready);
     const reply = (await scripts.runPositional('admin-cancel', keys, ['', jobId, lane, tenant ?? ''])) as (string | number)[];
     if (reply[0] === 1) return { cancelled: true, freedUnits: Number(reply[1]), previousState: String(reply[2]) };
     // 'moved': the job was re-read between our read and the script (it cannot change lanes today); read again.

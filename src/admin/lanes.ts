@@ -5,7 +5,7 @@ import { SluiceError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { ScriptRegistry } from '../redis/scripts.js';
 import type { Throttle } from '../throttle/throttle.js';
-import type { LaneLimits } from '../throttle/lane-limits.js';
+import { laneLimitsOf, planOf, type LaneLimits, type LaneOverride } from '../throttle/lane-limits.js';
 
 /** A pause with no end is this long (ms): ten years. */
 export const FOREVER_MS = 10 * 365 * 86_400_000;
@@ -28,7 +28,8 @@ export interface LaneDetail {
   plan?: string;
   nextStartAtMs: number;
   pausedUntilMs?: number;
-  queued: { id: string; cost: number; predictedStartAtMs: number; reserved: boolean }[];
+  /** Queued jobs (not yet dispatched to a worker) in start order. */
+  queued: { id: string; cost: number; predictedStartAtMs: number }[];
 }
 
 export function encodeCursor(depth: number, lane: string): string {
@@ -67,34 +68,30 @@ export async function laneDetail(redis: RedisClient, throttle: Throttle, laneId:
     redis.zcard(k.laneQueue(laneId)),
   ]);
   if (Object.keys(hash).length === 0 && jobs === 0) return null;
-  const members: string[] = [];
-  for (let i = 0; i < queued.length; i += 2) members.push(queued[i]!);
-  const reserved = members.length ? ((await redis.zmscore(k.laneReservations(laneId), ...members)) as (string | null)[]) : [];
   const nowMs = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
   const num = (f: string) => Number(hash[f] ?? 0);
-  const offset = num('o');
   const plan = hash.n;
   const limits = throttle.limitsOf(laneId, plan);
   const intervalUs = Math.max(1, Math.round(1e6 / limits.ratePerSecond));
-  const slotUs = Math.max(num('s') + offset, num('c'), num('p'));
-  const list = members.map((m, i) => {
+  // The lane's next start (its rate less the burst, or its pause), then one start per lane interval:
+  // under a global cap a busy lane may run slower (its fair share), never faster.
+  const nextUs = Math.max(nowMs * 1000, num('c') - limits.burst * intervalUs, num('p'));
+  let ahead = 0;
+  const list: LaneDetail['queued'] = [];
+  for (let i = 0; i < queued.length; i += 2) {
+    const m = queued[i]!;
     const bar = m.lastIndexOf('|');
-    const slot = reserved[i];
-    return {
-      id: m.slice(0, bar),
-      cost: Number(m.slice(bar + 1)),
-      predictedStartAtMs: Math.ceil((slot != null ? Number(slot) + offset : Number(queued[2 * i + 1])) / 1000),
-      reserved: slot != null,
-    };
-  });
-  list.sort((a, b) => a.predictedStartAtMs - b.predictedStartAtMs);
+    const cost = Number(m.slice(bar + 1));
+    list.push({ id: m.slice(0, bar), cost, predictedStartAtMs: Math.ceil((nextUs + ahead * intervalUs) / 1000) });
+    ahead += cost;
+  }
   return {
     lane: laneId,
     depth: num('d'),
     jobs,
     limits,
     ...(plan !== undefined ? { plan } : {}),
-    nextStartAtMs: Math.max(nowMs, Math.ceil((slotUs - limits.burst * intervalUs) / 1000)),
+    nextStartAtMs: Math.ceil(nextUs / 1000),
     ...(num('p') > nowMs * 1000 ? { pausedUntilMs: Math.ceil(num('p') / 1000) } : {}),
     queued: list,
   };
@@ -107,25 +104,21 @@ export async function pauseLane(throttle: Throttle, laneId: string, untilMs: num
 }
 
 /**
- * Ends a lane's pause now: clears it and the slots reserved for after it, then brings the lane's
- * delayed jobs back to the gate at once (promote), which gives them fresh slots at the lane's rate.
+ * Ends a lane's pause now: the dispatcher may start its queued jobs at once, at the lane's rate.
  * Resolves with the pause end it cleared (epoch ms; 0: the lane was not paused).
  */
 export async function resumeLane(scripts: ScriptRegistry, redis: RedisClient, throttle: Throttle, laneId: string): Promise<number> {
   const k = throttle.keys;
-  const was = Number(await scripts.runPositional('admin-lane-resume', [k.lane(laneId), k.laneReservations(laneId)], ['']));
-  if (was === 0) return 0;
-  const queue = await throttle.bullQueue();
-  for (let from = 0; ; from += 500) {
-    const members = await redis.zrange(k.laneQueue(laneId), String(from), String(from + 499));
-    await Promise.all(
-      members.map(async (m) => {
-        const job = await queue.getJob(m.slice(0, m.lastIndexOf('|')));
-        // Not delayed (already waiting, or started meanwhile): nothing to bring forward.
-        await job?.promote().catch(() => undefined);
-      }),
-    );
-    if (members.length < 500) break;
-  }
-  return Math.ceil(was / 1000);
+  const was = Number(await scripts.runPositional('admin-lane-resume', [k.lane(laneId), k.waiting, k.ready, k.wake], ['', laneId, throttle.timing.marginPpm]));
+  return was === 0 ? 0 : Math.ceil(was / 1000);
+}
+
+/**
+ * Paces a lane's queued work by its limits with `override` on top (undefined: none), at once: the
+ * dispatcher reads a lane's interval and burst from the lane itself. An override that ends by itself
+ * (`until`) is followed by the lane's next admission.
+ */
+export async function applyOverride(redis: RedisClient, throttle: Throttle, laneId: string, override: LaneOverride | undefined): Promise<void> {
+  const plan = (await redis.hget(throttle.keys.lane(laneId), 'n')) ?? undefined;
+  await throttle.applyLimits(laneId, laneLimitsOf(throttle.config, planOf(throttle.config, plan)?.limits, override));
 }

@@ -34,25 +34,30 @@ export const SCRIPT_TABLE = {
   'concurrency-release': { keys: ['state'], argv: ['leaseId'] },
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
-    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending'],
+    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake'],
     argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName'],
   },
+  'throttle-dispatch': {
+    keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta'],
+    argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs'],
+  },
   'throttle-start': {
-    keys: ['lane', 'laneQueue', 'busy', 'global', 'laneReservations'],
-    argv: ['now', 'member', 'cost', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'leadUs', 'marginPpm', 'laneId', 'lateToleranceUs', 'heldUs'],
+    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake'],
+    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs'],
   },
   'throttle-release': {
-    keys: ['lane', 'laneQueue', 'busy', 'laneReservations'],
+    keys: ['lane', 'laneQueue', 'busy', 'waiting', 'ready'],
     keysRest: 'jobs',
     argv: ['now', 'laneId', 'mode'],
     argvRest: 'members',
   },
   'throttle-lane': { keys: ['lane', 'laneQueue'], argv: ['now'] },
-  'throttle-pause': { keys: ['lane', 'global'], argv: ['now', 'pauseUs', 'scope'] },
+  'throttle-pause': { keys: ['lane', 'global', 'waiting', 'ready'], argv: ['now', 'pauseUs', 'scope', 'laneId', 'marginPpm'] },
+  'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId'] },
   'admin-lanes-page': { keys: ['busy'], argv: ['pageSize', 'afterDepth', 'afterLane'] },
-  'admin-lane-resume': { keys: ['lane', 'laneReservations'], argv: ['now'] },
+  'admin-lane-resume': { keys: ['lane', 'waiting', 'ready', 'wake'], argv: ['now', 'laneId', 'marginPpm'] },
   'admin-cancel': {
-    keys: ['lane', 'laneQueue', 'busy', 'laneReservations', 'job', 'lock', 'delayed', 'wait', 'paused', 'prioritized', 'completed', 'failed', 'events'],
+    keys: ['lane', 'laneQueue', 'busy', 'waiting', 'job', 'lock', 'delayed', 'wait', 'paused', 'prioritized', 'completed', 'failed', 'events', 'ready'],
     argv: ['now', 'jobId', 'laneId', 'tenant'],
   },
 } as const satisfies Record<string, ScriptShape>;

@@ -51,12 +51,13 @@ export const throttleConfigSchema = z
     backoff: backoffSchema.optional(),
     /** Largest serialised payload accepted, in bytes. */
     maxPayloadBytes: z.number().int().positive().max(64 * 1024 * 1024).default(256 * 1024),
-    /** How far ahead of its slot the gate hands a job its start time; the worker then waits for the exact instant (ms). */
-    leadMs: z.number().int().nonnegative().max(10_000).default(50),
     /**
-     * How much earlier than that a queued job is delivered to a worker (ms, default 200), because BullMQ
-     * promotes delayed jobs with up to ~100 ms of latency; the worker holds the job in the meantime.
+     * How far ahead of their start instant queued jobs are dispatched to the workers (ms, default 50; under
+     * a global cap at most max(10 ms, one global interval), so that an idle key's first job waits behind
+     * no more than that): the worker holds the job until its exact instant.
      */
+    leadMs: z.number().int().nonnegative().max(10_000).default(50),
+    /** Accepted for older configurations and ignored: jobs are dispatched at their turn (see leadMs). */
     fetchAheadMs: z.number().int().nonnegative().max(60_000).default(200),
     /**
      * Slots are spaced this fraction wider than the rate (default 1%), so that timing jitter between
@@ -97,11 +98,13 @@ export function parseThrottleConfig(name: string, input: unknown): Readonly<Thro
 export interface ThrottleTiming {
   laneIntervalUs: number;
   globalIntervalUs: number;
+  /** The dispatch horizon: starts due within this many µs are dispatched now. */
   leadUs: number;
-  fetchAheadUs: number;
+  /** No start is dispatched sooner than this after now: the time BullMQ takes to hand a job to a worker. */
+  deliveryUs: number;
   marginPpm: number;
   maxWaitUs: number;
-  /** A start missed by more than this is handed back (and a reserved slot shifts the lane's later ones). */
+  /** A job that reaches its start later than this gets a fresh start (or goes back to its lane). */
   lateToleranceUs: number;
   /**
    * After admission, the submitter has enqueued its job or given up by then (the admission and enqueue
@@ -110,15 +113,20 @@ export interface ThrottleTiming {
   enqueueByUs: number;
 }
 
+/** BullMQ's promote-to-worker latency on a healthy loopback Redis is 1-3 ms; 5 ms leaves room. */
+const DELIVERY_US = 5_000;
+
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
   const globalIntervalUs = config.globalRatePerSecond ? Math.max(1, Math.round(1e6 / config.globalRatePerSecond)) : 0;
+  // Under a global cap the slots dispatched ahead stand between an idle key's first job and the
+  // upstream: the horizon is kept near one global interval (at least 10 ms, so a dispatcher need not
+  // run more than every few ms), and always beyond the delivery time.
+  const lead = globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, Math.max(10_000, globalIntervalUs)) : config.leadMs * 1000;
   return {
     laneIntervalUs: Math.max(1, Math.round(1e6 / config.ratePerSecond)),
     globalIntervalUs,
-    // Under a global cap no job may hold a global slot further ahead than one global interval:
-    // otherwise slots reserved by busy lanes would stand between an idle key's first job and the upstream.
-    leadUs: globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, globalIntervalUs) : config.leadMs * 1000,
-    fetchAheadUs: config.fetchAheadMs * 1000,
+    leadUs: Math.max(lead, DELIVERY_US + 5_000),
+    deliveryUs: DELIVERY_US,
     marginPpm: Math.round(config.pacingMargin * 1e6),
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
     // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.

@@ -16,6 +16,16 @@ export class ThrottleKeys {
   readonly pending: string;
   /** BullMQ prefix: the queue's keys are `<bullPrefix>:<name>:...`, inside the same hash tag. */
   readonly bullPrefix: string;
+  /** Busy lanes not yet allowed to start: lane id -> real µs their own rate (or pause) allows a start. */
+  readonly waiting: string;
+  /** Busy lanes allowed to start: lane id -> fair tag (the dispatcher serves the smallest). */
+  readonly ready: string;
+  /** Dispatched jobs not yet taken by a worker: `<job id>|<cost>|<lane id>` -> start µs. */
+  readonly dispatched: string;
+  /** The channel dispatchers listen on between rounds; an admission into an idle lane publishes to it. */
+  readonly wake: string;
+  /** `lanePrefix + laneId` is a lane's key (the dispatcher builds lane keys from it). */
+  readonly lanePrefix: string;
 
   constructor(private readonly keys: KeyBuilder, readonly name: string) {
     this.tag = keys.throttleTag(name);
@@ -24,6 +34,11 @@ export class ThrottleKeys {
     this.global = `${this.tag}:g`;
     this.pending = `${this.tag}:pend`;
     this.bullPrefix = `${this.tag}:bull`;
+    this.waiting = `${this.tag}:lw`;
+    this.ready = `${this.tag}:lr`;
+    this.dispatched = `${this.tag}:disp`;
+    this.wake = `${this.tag}:wake`;
+    this.lanePrefix = `${this.tag}:l:`;
   }
 
   /** The lane id of a key: the key itself when short and safe, else its hash (never a raw secret). */
@@ -32,21 +47,21 @@ export class ThrottleKeys {
   }
 
   lane(laneId: string): string {
-    return `${this.tag}:l:${laneId}`;
+    return `${this.lanePrefix}${laneId}`;
   }
 
   laneQueue(laneId: string): string {
     return `${this.tag}:l:${laneId}:q`;
   }
 
-  /** Start slots reserved by jobs that reached the gate early: member -> µs. */
-  laneReservations(laneId: string): string {
-    return `${this.tag}:l:${laneId}:v`;
-  }
-
   /** The BullMQ job hash of a job id (BullMQ's own layout: `<prefix>:<queue>:<id>`). */
   job(jobId: string): string {
-    return `${this.bullPrefix}:${this.name}:${jobId}`;
+    return `${this.jobPrefix}${jobId}`;
+  }
+
+  /** `jobPrefix + jobId` is a BullMQ job hash; its queue's own keys are `jobPrefix + 'meta'` and so on. */
+  get jobPrefix(): string {
+    return `${this.bullPrefix}:${this.name}:`;
   }
 
   /**

@@ -13,7 +13,19 @@ export type AdmitReply =
   | { kind: 'queue_full'; retryUs: number; depth: number; nowUs: number }
   | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number; nowUs: number };
 
-export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; wakeUs: number; nowUs: number };
+/** A worker's answer from the gate: start at `startUs`, or the job went back to its lane (park it). */
+export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; nowUs: number };
+
+/** What one dispatch round handed out. */
+export interface DispatchReply {
+  nowUs: number;
+  /** Redis µs from which the next start is due within the horizon (0: nothing queued). */
+  nextUs: number;
+  jobs: { jobId: string; laneId: string; startUs: number }[];
+}
+
+/** How a worker asks the gate: a job just taken, a job that missed its start, a job sent back. */
+export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue' };
 
 export interface LaneState {
   slotUs: number;
@@ -38,7 +50,16 @@ export class LaneScripts {
       'throttle-admit',
       await this.scripts.run(
         'throttle-admit',
-        { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, job: this.keys.job(jobId), pending: this.keys.pending },
+        {
+          lane: this.keys.lane(laneId),
+          laneQueue: this.keys.laneQueue(laneId),
+          busy: this.keys.busy,
+          job: this.keys.job(jobId),
+          pending: this.keys.pending,
+          waiting: this.keys.waiting,
+          global: this.keys.global,
+          wake: this.keys.wake,
+        },
         {
           now,
           jobId,
@@ -76,33 +97,86 @@ export class LaneScripts {
   }
 
   /**
-   * The outflow gate. `heldUs`: a start slot this job was granted and missed (its worker fell behind),
-   * handed back so the job takes the next usable slot.
+   * The outflow gate, asked by a worker that took a job: its dispatched start, a fresh start for a job
+   * that missed its own, or (reply go: false) the job is back at the head of its lane.
    */
-  async start(laneId: string, jobId: string, cost: number, heldUs?: number): Promise<StartReply> {
+  async start(laneId: string, jobId: string, cost: number, how: StartMode = { mode: 'start' }): Promise<StartReply> {
     const t = this.timing;
     const [go, at, nowUs] = integerArray(
       'throttle-start',
       await this.scripts.run(
         'throttle-start',
-        { ...this.laneKeys(laneId), global: this.keys.global },
+        {
+          lane: this.keys.lane(laneId),
+          laneQueue: this.keys.laneQueue(laneId),
+          busy: this.keys.busy,
+          global: this.keys.global,
+          dispatched: this.keys.dispatched,
+          waiting: this.keys.waiting,
+          ready: this.keys.ready,
+          wake: this.keys.wake,
+        },
         {
           now: '',
           member: laneMember(jobId, cost),
-          cost,
+          laneId,
+          mode: how.mode,
+          heldUs: how.mode === 'late' ? how.heldUs : '',
           laneIntervalUs: t.laneIntervalUs,
           burst: this.burst,
           globalIntervalUs: t.globalIntervalUs,
-          leadUs: t.leadUs,
           marginPpm: t.marginPpm,
-          laneId,
+          horizonUs: t.leadUs,
+          deliveryUs: t.deliveryUs,
           lateToleranceUs: t.lateToleranceUs,
-          heldUs: heldUs ?? '',
         },
       ),
       3,
     ) as [number, number, number];
-    return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, wakeUs: at, nowUs };
+    return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, nowUs };
+  }
+
+  /** One dispatch round: the jobs whose start is due within the horizon, at most `maxJobs`. */
+  async dispatch(maxJobs: number, now = ''): Promise<DispatchReply> {
+    const t = this.timing;
+    const reply = await this.scripts.run(
+      'throttle-dispatch',
+      {
+        waiting: this.keys.waiting,
+        ready: this.keys.ready,
+        global: this.keys.global,
+        busy: this.keys.busy,
+        dispatched: this.keys.dispatched,
+        meta: `${this.keys.jobPrefix}meta`,
+      },
+      {
+        now,
+        horizonUs: t.leadUs,
+        deliveryUs: t.deliveryUs,
+        maxJobs,
+        globalIntervalUs: t.globalIntervalUs,
+        marginPpm: t.marginPpm,
+        lanePrefix: this.keys.lanePrefix,
+        jobPrefix: this.keys.jobPrefix,
+        missingRetryUs: 20_000,
+      },
+    );
+    if (!Array.isArray(reply) || reply.length < 3 || (reply.length - 3) % 3 !== 0) {
+      throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle-dispatch answered ${JSON.stringify(reply)}`);
+    }
+    const jobs: DispatchReply['jobs'] = [];
+    for (let i = 3; i < reply.length; i += 3) jobs.push({ jobId: String(reply[i]), laneId: String(reply[i + 1]), startUs: Number(reply[i + 2]) });
+    return { nowUs: Number(reply[1]), nextUs: Number(reply[2]), jobs };
+  }
+
+  /** Sets a lane's interval and burst (an operator's override): the dispatcher paces its queued work by them. */
+  async setLimits(laneId: string): Promise<boolean> {
+    const reply = await this.scripts.run(
+      'throttle-limits',
+      { lane: this.keys.lane(laneId), waiting: this.keys.waiting, ready: this.keys.ready },
+      { laneIntervalUs: this.timing.laneIntervalUs, burst: this.burst, marginPpm: this.timing.marginPpm, laneId },
+    );
+    return integerReply('throttle-limits', reply) === 1;
   }
 
   /** Takes admitted members back out of the lane (their jobs were never enqueued). */
@@ -124,14 +198,18 @@ export class LaneScripts {
 
   /** The keys every script that changes a lane takes. */
   private laneKeys(laneId: string) {
-    return { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, laneReservations: this.keys.laneReservations(laneId) };
+    return { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, waiting: this.keys.waiting, ready: this.keys.ready };
   }
 
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
   async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
     return integerReply(
       'throttle-pause',
-      await this.scripts.run('throttle-pause', { lane: this.keys.lane(laneId), global: this.keys.global }, { now: '', pauseUs: Math.round(ms * 1000), scope }),
+      await this.scripts.run(
+        'throttle-pause',
+        { lane: this.keys.lane(laneId), global: this.keys.global, waiting: this.keys.waiting, ready: this.keys.ready },
+        { now: '', pauseUs: Math.round(ms * 1000), scope, laneId, marginPpm: this.timing.marginPpm },
+      ),
     );
   }
 

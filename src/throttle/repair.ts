@@ -3,13 +3,18 @@
 // the throttle's pending set with the instant by which its job must exist; workers read only the
 // entries that came due, so a lost unit is freed a few seconds after its submitter gave up, however
 // many lanes there are. A slow walk over the busy lanes stays as a backstop (members admitted by an
-// older version, or whose pending entry was lost).
+// older version, or whose pending entry was lost). And a dispatched job that no worker took within
+// STALE_DISPATCH_MS (its dispatcher died before the promote, or the promote met the job while a worker
+// was parking it) is handed to the workers again; the worker finds no start for it and queues it
+// again at the head of its lane.
 import type { Cluster, Redis } from 'ioredis';
 import type { LaneScripts } from './lane-scripts.js';
 import type { ThrottleKeys } from './keys.js';
 
 /** Pending entries looked at per pass. */
 const PENDING_PER_PASS = 500;
+/** A dispatched job not taken by a worker this long after its start is looked after (ms). */
+export const STALE_DISPATCH_MS = 10_000;
 
 export class LaneRepairer {
   private rank = 0;
@@ -21,6 +26,8 @@ export class LaneRepairer {
     private readonly lanes: LaneScripts,
     /** Busy-lane walk: members overdue by more than this are checked (ms). */
     private readonly overdueMs: number,
+    /** Hands a parked job to the workers (BullMQ promote). */
+    private readonly promote: (jobId: string) => Promise<void>,
     /** Busy-lane walk: at most this often (ms). */
     private readonly scanIntervalMs = 30_000,
     /** Lanes looked at per walk. */
@@ -32,6 +39,7 @@ export class LaneRepairer {
     const [seconds, micros] = await this.client.time();
     const nowUs = Number(seconds) * 1e6 + Number(micros);
     let removed = await this.pendingPass(nowUs);
+    await this.staleDispatchPass(nowUs);
     if (Date.now() - this.lastScan >= this.scanIntervalMs) {
       this.lastScan = Date.now();
       removed += await this.lanePass(nowUs);
@@ -58,6 +66,18 @@ export class LaneRepairer {
     for (const [laneId, members] of lost) removed += await this.lanes.repair(laneId, members);
     await this.client.zrem(this.keys.pending, ...due);
     return removed;
+  }
+
+  /** Dispatched entries no worker took: removed (by one process only) and their jobs promoted again. */
+  private async staleDispatchPass(nowUs: number): Promise<void> {
+    const stale = await this.client.zrangebyscore(this.keys.dispatched, '-inf', String(nowUs - STALE_DISPATCH_MS * 1000), 'LIMIT', 0, PENDING_PER_PASS);
+    await Promise.all(
+      stale.map(async (entry) => {
+        if ((await this.client.zrem(this.keys.dispatched, entry)) !== 1) return;
+        // Not in the delayed set (waiting for a worker, running, or gone): nothing to bring back.
+        await this.promote(entry.slice(0, entry.indexOf('|'))).catch(() => undefined);
+      }),
+    );
   }
 
   /** The backstop: the next `lanesPerPass` busy lanes, members long overdue whose job is missing. */

@@ -1,6 +1,7 @@
 // The throttle façade: per-key bounded lanes drained at a fixed rate, with jobs on one shared BullMQ
-// queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of a job
-// delayed until just before its slot; the outflow gate in the worker enforces the rate where work starts.
+// queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of the job,
+// parked in the delayed set; the dispatcher (in every worker process) hands each job to the workers
+// just before the start instant it chose, and the worker starts it at that instant.
 import { Queue } from 'bullmq';
 import { SluiceError, isSluiceError } from '../errors.js';
 import { withDeadline } from '../redis/deadline.js';
@@ -15,7 +16,7 @@ import { laneLimitsOf, planOf, type LaneLimits } from './lane-limits.js';
 import { LaneVariants } from './lane-variants.js';
 import { checkPayload } from './payload.js';
 import { passGate } from './pass-gate.js';
-import { sleep } from './sleep.js';
+import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
 
 export interface SubmitOptions extends IdentityOptions {
@@ -72,6 +73,7 @@ export class Throttle {
   private readonly variants: LaneVariants;
   private queue: Queue<JobData> | undefined;
   private ready: Promise<void> | undefined;
+  private dispatcherCache: Dispatcher | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
@@ -92,6 +94,17 @@ export class Throttle {
   get gateLanes(): LaneScripts {
     this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
     return this.gateLanesCache;
+  }
+
+  /** @internal This process's dispatcher of the throttle (runs while a worker or a schedule() call uses it). */
+  get dispatcher(): Dispatcher {
+    this.dispatcherCache ??= new Dispatcher({ lanes: this.gateLanes, keys: this.keys, client: this.ctx.bull().client, horizonUs: this.timing.leadUs });
+    return this.dispatcherCache;
+  }
+
+  /** Sets a lane's pacing to its current limits (after an operator's override changed them). @internal */
+  async applyLimits(laneId: string, limits: LaneLimits): Promise<boolean> {
+    return this.variants.gate(limits).setLimits(laneId);
   }
 
   /** The settings `laneId` runs at now: its plan's (or the throttle's), with an operator's override on top. @internal */
@@ -198,12 +211,11 @@ export class Throttle {
     const laneId = this.keys.laneId(key, options);
     const limits = this.limitsOf(laneId, this.planName(options.plan));
     const s = await this.withinDeadline('lane', () => this.admitLanes.state(laneId, nowArg(options.nowMs)));
-    const tolerance = limits.burst * Math.max(1, Math.round(1e6 / limits.ratePerSecond));
     return {
       depth: s.depth,
       jobs: s.jobs,
       capacity: limits.capacity,
-      nextStartAtMs: Math.ceil(Math.max(s.nowUs, s.slotUs - tolerance) / 1000),
+      nextStartAtMs: Math.ceil(Math.max(s.nowUs, s.slotUs) / 1000),
     };
   }
 
@@ -228,18 +240,26 @@ export class Throttle {
       });
     }
     if (reply.kind !== 'admitted') throw new SluiceError('SLUICE_ERR_SCRIPT', `unexpected admission ${reply.kind}`);
-    let outcome;
+    // The dispatcher (this process's, or any other's) gives the job its start; it waits here for it.
+    const entry = `${laneMember(jobId, cost)}|${laneId}`;
+    const dispatcher = this.dispatcher;
+    dispatcher.acquire();
     try {
-      await sleep((reply.startUs - this.timing.leadUs - reply.nowUs) / 1000);
-      // In-process: every wait is spent here; fn runs in the same step as the lateness check.
-      outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => true, () => fn());
+      for (;;) {
+        await dispatcher.waitFor(entry);
+        // In-process: every wait is spent here; fn runs in the same step as the lateness check.
+        const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => fn());
+        if (outcome.started) return await outcome.result;
+        // Sent back to its lane (it missed its start): dispatched again at its turn.
+      }
     } catch (error) {
-      // Give the slot back if we never got to start (the gate call itself may have failed).
+      // Give the unit back if we never got to start (the gate call itself may have failed).
       await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
       throw error;
+    } finally {
+      dispatcher.forget(entry);
+      await dispatcher.release();
     }
-    if (!outcome.started) throw new SluiceError('SLUICE_ERR_SCRIPT', 'the gate ended without a start');
-    return outcome.result;
   }
 
   /** The BullMQ queue (created on first use). */
@@ -252,7 +272,7 @@ export class Throttle {
     await this.queue?.close();
   }
 
-  /** Adds the admitted job to BullMQ, delayed until just before its slot; on failure frees the slot when it is ours. */
+  /** Adds the admitted job to BullMQ, parked until the dispatcher hands it out; on failure frees its unit when it is ours. */
   private async enqueue(
     laneId: string,
     jobId: string,
@@ -264,8 +284,6 @@ export class Throttle {
     ownsAdmission = true,
   ) {
     const startMs = Math.ceil(reply.startUs / 1000);
-    const t = this.timing;
-    const delay = Math.max(0, Math.floor((reply.startUs - t.leadUs - t.fetchAheadUs - reply.nowUs) / 1000));
     const { attempts, backoff } = this.config;
     try {
       await this.withinDeadline('enqueue', () =>
@@ -274,7 +292,9 @@ export class Throttle {
           { l: laneId, c: cost, p: payload, s: startMs, ...owned },
           {
             jobId,
-            delay,
+            // Parked: the dispatcher promotes it at its turn; the delay only brings back a job whose
+            // dispatch was lost (the worker then queues it again at the head of its lane).
+            delay: PARK_MS,
             attempts,
             ...(backoff ? { backoff: { type: backoff.type, delay: backoff.delayMs } } : {}),
             // Retention is set once on the workers: in every job's options it would make each job's

@@ -1,7 +1,9 @@
-// The worker side of a throttle: BullMQ Workers on the throttle's one queue, with the outflow gate in
-// front of the handler. The gate reserves the job's exact start slot (or sends the job back to wait
-// without using an attempt); the worker then waits for that instant and runs the handler.
+// The worker side of a throttle: BullMQ Workers on the throttle's one queue, this process's dispatcher
+// (which hands queued jobs to the workers at their turn), and the outflow gate in front of the handler:
+// the worker waits for the job's start instant and runs the handler then. A job that arrives without a
+// start (a retry, a re-run after a crash) goes back to the head of its lane and is parked, no attempt used.
 import { DelayedError, Worker, type Job } from 'bullmq';
+import { PARK_MS } from './dispatcher.js';
 import { SluiceError } from '../errors.js';
 import type { ThrottleContext } from './context.js';
 import { DeferJob } from './defer.js';
@@ -33,8 +35,8 @@ export interface ThrottleWorkerOptions {
   /** Handlers running at once in this process (default 10). */
   concurrency?: number;
   /**
-   * Jobs this process may hold while they wait for their start slot (default 100). A job is delivered
-   * up to fetchAheadMs + leadMs before its slot; at rate r per lane, about r x that window are held.
+   * Jobs this process may hold while they wait for their start instant (default 100). A job is handed
+   * to the workers up to the throttle's leadMs before its start; at a total rate r about r x leadMs are held.
    */
   holdCapacity?: number;
   /** BullMQ lock duration (ms, default 30,000): a job whose worker died is re-run after about this long. */
@@ -59,6 +61,7 @@ export class ThrottleWorker {
   private readonly started: Promise<void>;
   private closing = false;
   private readonly handlerSlots: Semaphore;
+  private dispatching: Throttle | undefined;
 
   /** @internal Made by `sluice.worker(name, handler)`. */
   constructor(
@@ -88,6 +91,8 @@ export class ThrottleWorker {
     this.closing = true;
     clearInterval(this.repairTimer);
     await this.started.catch(() => undefined);
+    await this.dispatching?.dispatcher.release();
+    this.dispatching = undefined;
     await this.worker?.close();
   }
 
@@ -107,6 +112,8 @@ export class ThrottleWorker {
       removeOnFail: keepOf(throttle.config.keepFailed),
     });
     this.worker.on('error', () => undefined); // reconnects are BullMQ's job; calls surface real failures
+    throttle.dispatcher.acquire();
+    this.dispatching = throttle;
     const observer = this.ctx.observer;
     this.worker.on('completed', (job) =>
       observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) }),
@@ -118,7 +125,7 @@ export class ThrottleWorker {
     });
     const interval = o.repairIntervalMs ?? 2_000;
     if (interval > 0) {
-      const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000);
+      const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000, (jobId) => throttle.dispatcher.promote(jobId));
       this.repairTimer = setInterval(() => {
         repairer.pass().then(
           (units) => units > 0 && observer?.onRepair?.({ queue: throttle.name, units }),
@@ -131,17 +138,15 @@ export class ThrottleWorker {
 
   private async process(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
     const { l: lane, c: cost, p: data } = job.data;
-    const fetchAheadMs = throttle.timing.fetchAheadUs / 1000;
+    // The lane's own interval and burst (its plan, or an operator's override) for a job sent back to it.
+    const lanes = throttle.gateLanesFor(lane, job.data.pl);
     const outcome = await passGate(
-      // The lane's own interval and burst (its plan, or an operator's override): the gate paces it so.
-      throttle.gateLanesFor(lane, job.data.pl),
+      lanes,
       lane,
       job.id!,
       cost,
       throttle.timing,
-      // A wait longer than BullMQ's delivery latency is better spent back in the queue.
-      (waitMs) => waitMs <= fetchAheadMs,
-      // Runs at the slot, in the same synchronous step as the lateness check: the handler starts now.
+      // Runs at the start instant, in the same synchronous step as the lateness check: the handler starts now.
       (slotUs, lateMs) => {
         this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
         try {
@@ -154,18 +159,21 @@ export class ThrottleWorker {
       () => this.handlerSlots.release(),
     );
     if (!outcome.started) {
+      // Back at the head of its lane: parked until the dispatcher hands it out again.
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
-      await job.moveToDelayed(Date.now() + outcome.waitMs - fetchAheadMs, token);
+      await job.moveToDelayed(Date.now() + PARK_MS, token);
       throw new DelayedError();
     }
     try {
       return await outcome.result;
     } catch (error) {
       if (!(error instanceof DeferJob)) throw error;
-      // The upstream said "later": hold the lane (or the throttle) and put the job back, no attempt used.
+      // The upstream said "later": hold the lane (or the throttle), put the job back at the head of its
+      // lane and park it, no attempt used.
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'upstream' });
       await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
-      await job.moveToDelayed(Date.now() + error.delayMs, token);
+      await lanes.start(lane, job.id!, cost, { mode: 'requeue' });
+      await job.moveToDelayed(Date.now() + PARK_MS, token);
       throw new DelayedError();
     } finally {
       this.handlerSlots.release();

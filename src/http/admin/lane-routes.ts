@@ -1,8 +1,8 @@
 // /v1/admin/queues/{queue}/lanes and /overrides: the busy lanes page by page, a lane's detail, pause
 // and resume of one lane, and operators' overrides of a lane's settings.
 import { Router, type Request, type Response } from 'express';
-import { laneDetail, lanePage, pauseLane, resumeLane } from '../../admin/lanes.js';
-import type { StoredOverride } from '../../admin/override.js';
+import { applyOverride, laneDetail, lanePage, pauseLane, resumeLane } from '../../admin/lanes.js';
+import { limitsOfOverride, type StoredOverride } from '../../admin/override.js';
 import { SluiceError } from '../../errors.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
@@ -54,7 +54,7 @@ export function laneRoutes(ctx: AdminContext): Router {
       ...(override ? { override: overrideView(override) } : {}),
       nextStartAt: iso(detail?.nextStartAtMs ?? Date.now())!,
       ...(detail?.pausedUntilMs !== undefined ? { pausedUntil: iso(detail.pausedUntilMs) } : {}),
-      queued: (detail?.queued ?? []).map((j) => ({ id: j.id, cost: j.cost, predictedStartAt: iso(j.predictedStartAtMs)!, reserved: j.reserved })),
+      queued: (detail?.queued ?? []).map((j) => ({ id: j.id, cost: j.cost, predictedStartAt: iso(j.predictedStartAtMs)! })),
     });
   });
 
@@ -91,6 +91,7 @@ export function laneRoutes(ctx: AdminContext): Router {
     }
     const { throttle } = await queueOf(ctx, queue);
     const stored = await ctx.store.setOverride(throttle.keys, lane, override, actorOf(req), Date.now());
+    await applyOverride(ctx.deps.sluice.redis, throttle, lane, limitsOfOverride(stored));
     await record(ctx, req, 'override.set', { queue, target: lane, details: override });
     send(res, 200, overrideSchema, overrideView(stored));
   });
@@ -99,6 +100,7 @@ export function laneRoutes(ctx: AdminContext): Router {
     const { queue, lane } = parsePart(laneParamsSchema, req.params, 'path');
     const { throttle } = await queueOf(ctx, queue);
     if (!(await ctx.store.removeOverride(throttle.keys, lane))) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no override for lane '${lane}' in queue '${queue}'`);
+    await applyOverride(ctx.deps.sluice.redis, throttle, lane, undefined);
     await record(ctx, req, 'override.remove', { queue, target: lane });
     send(res, 200, overrideRemovedResponseSchema, { queue, lane, removed: true });
   });

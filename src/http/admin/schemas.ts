@@ -96,7 +96,7 @@ export const laneDetailResponseSchema = z.object({
   override: overrideSchema.optional(),
   nextStartAt: iso,
   pausedUntil: iso.optional(),
-  queued: z.array(z.object({ id: z.string(), cost: z.number().int(), predictedStartAt: iso, reserved: z.boolean() })),
+  queued: z.array(z.object({ id: z.string(), cost: z.number().int(), predictedStartAt: iso })),
 });
 
 export const jobDetailResponseSchema = z.object({

@@ -75,8 +75,8 @@ describe.each(TOPOLOGIES)('recovery (%s)', (topology) => {
       const r = await throttle.submit('slow', { tag: `n${i}`, ...(i === 0 ? { deferMs: 400 } : {}) });
       if (r.admitted) ids.push(r.jobId);
     }
-    // A backlog: when the worker comes, every job is due and most get a slot seconds away, so the
-    // gate sends them back to the queue (moveToDelayed) until just before it.
+    // A backlog: when the worker comes, every job is due; the dispatcher hands them out one lane
+    // interval apart, each just before its start.
     await new Promise((r) => setTimeout(r, 1_500));
     const worker = await spawn();
     await until(async () => (await Promise.all(ids.map((id) => throttle.job(id)))).every((s) => s?.state === 'completed'), 15_000, 'all to complete');
@@ -85,9 +85,10 @@ describe.each(TOPOLOGIES)('recovery (%s)', (topology) => {
     expect(states.every((s) => s?.attemptsMade === 1)).toBe(true);
     // The deferred one ran twice (the upstream said "later" the first time) and still completed.
     expect(worker.starts.filter((s) => s.tag === 'n0').length).toBe(2);
-    // And the gate did send jobs back: they were taken from the queue more than once.
+    // Waiting for a start costs no trip through BullMQ: each job was taken once, at its turn; the
+    // deferred one a second time, after it went back to its lane.
     const queue = await throttle.bullQueue();
     const started = await Promise.all(ids.map(async (id) => (await queue.getJob(id))!.attemptsStarted));
-    expect(started.filter((n) => n > 1).length).toBeGreaterThanOrEqual(3);
+    expect(started).toEqual([2, 1, 1, 1, 1]);
   });
 });

@@ -96,13 +96,13 @@ describe('script table against the lua/ headers', () => {
 
 describe('arguments by name', () => {
   it('lays KEYS and ARGV out in table order, whatever the order of the object', () => {
-    const argv = { laneId: 'L', scope: 'lane', pauseUs: 5, now: '' } as unknown as Parameters<typeof argvOf<'throttle-pause'>>[1];
-    expect(argvOf('throttle-pause', argv)).toEqual(['', 5, 'lane']);
-    expect(keysOf('throttle-pause', { global: 'g', lane: 'l' })).toEqual(['l', 'g']);
+    const argv = { marginPpm: 10, laneId: 'L', scope: 'lane', pauseUs: 5, now: '' };
+    expect(argvOf('throttle-pause', argv)).toEqual(['', 5, 'lane', 'L', 10]);
+    expect(keysOf('throttle-pause', { ready: 'r', waiting: 'w', global: 'g', lane: 'l' })).toEqual(['l', 'g', 'w', 'r']);
   });
 
   it('appends a declared tail after the named slots', () => {
-    expect(keysOf('throttle-release', { busy: 'b', lane: 'l', laneQueue: 'q', laneReservations: 'r', jobs: ['j1', 'j2'] })).toEqual(['l', 'q', 'b', 'r', 'j1', 'j2']);
+    expect(keysOf('throttle-release', { ready: 'r', busy: 'b', lane: 'l', laneQueue: 'q', waiting: 'w', jobs: ['j1', 'j2'] })).toEqual(['l', 'q', 'b', 'w', 'r', 'j1', 'j2']);
     expect(argvOf('throttle-release', { now: '', laneId: 'L', mode: 'repair', members: ['a|1', 'b|2'] })).toEqual(['', 'L', 'repair', 'a|1', 'b|2']);
     expect(argvOf('throttle-release', { now: 7, laneId: 'L', mode: 'release', members: [] })).toEqual([7, 'L', 'release']);
   });
@@ -110,7 +110,7 @@ describe('arguments by name', () => {
   it('refuses a missing name (a caller outside the type checker)', () => {
     const bad = { now: '', leaseMs: 10 } as unknown as Parameters<typeof argvOf<'concurrency-extend'>>[1];
     expect(() => argvOf('concurrency-extend', bad)).toThrow(/concurrency-extend: argument 'leaseId' is missing/);
-    const noTail = { lane: 'l', laneQueue: 'q', busy: 'b', laneReservations: 'r' } as unknown as Parameters<typeof keysOf<'throttle-release'>>[1];
+    const noTail = { lane: 'l', laneQueue: 'q', busy: 'b', waiting: 'w', ready: 'r' } as unknown as Parameters<typeof keysOf<'throttle-release'>>[1];
     expect(() => keysOf('throttle-release', noTail)).toThrow(/key list 'jobs' is missing/);
   });
 

@@ -1,0 +1,126 @@
+-- throttle-dispatch.lua: the dispatcher. Decides which queued jobs start next, and when, up to a short
+-- horizon ahead, for every lane of the throttle at once; each process with a worker calls it in a loop
+-- and hands the chosen jobs to BullMQ (promote). The whole decision is one atomic step, so any number of
+-- dispatchers share the work without ever giving one slot twice.
+-- KEYS[1]  waiting: busy lanes not yet allowed to start, by the real µs their own rate (and pause) allows
+-- KEYS[2]  ready: busy lanes allowed to start, by their fair tag (start-time fair queueing)
+-- KEYS[3]  global: the throttle's global hash {s: next global slot µs, v: virtual time}
+-- KEYS[4]  busy: the throttle's busy set (lane id -> queued units)
+-- KEYS[5]  dispatched: "<job id>|<cost>|<lane id>" -> start µs, until a worker takes the job
+-- KEYS[6]  meta: BullMQ's meta hash of the throttle's queue (a paused queue dispatches nothing)
+-- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
+-- ARGV[2]  horizonUs: dispatch the starts due within this many µs
+-- ARGV[3]  deliveryUs: no start is given sooner than this after now (the time BullMQ needs to hand the job to a worker)
+-- ARGV[4]  maxJobs: at most this many jobs per call
+-- ARGV[5]  globalIntervalUs: global interval in µs (0: no global cap)
+-- ARGV[6]  marginPpm: pacing margin in parts per million
+-- ARGV[7]  lanePrefix: a lane's key is lanePrefix .. lane id (its queue: .. ':q')
+-- ARGV[8]  jobPrefix: a BullMQ job hash is jobPrefix .. job id ('p'-prefixed ids are in-process: no job)
+-- ARGV[9]  missingRetryUs: a lane whose head job does not exist yet is looked at again this much after the horizon
+-- returns {dispatched count, now µs, next µs (0: nothing queued), job id 1, lane id 1, start µs 1, ...}
+--   next: the instant from which the next start is due within the horizon: call again at next - horizon.
+-- How a slot is given out. Under a global cap the next global slot goes to the lane with the smallest
+-- fair tag among the lanes whose own rate allows a start at that instant (start-time fair queueing,
+-- weighted by the lanes' rates: a lane's tag grows by cost x its interval per start). A lane whose own
+-- rate does not allow it waits in `waiting` and takes no slot, so the cap never idles while some lane
+-- could start (work-conserving), and lanes slower than their fair share get all they ask for (max-min
+-- fair). Without a cap every lane simply starts at its own rate. Within a lane jobs start in FIFO order,
+-- each at an exact instant one lane interval apart, so workers in several processes keep the order.
+-- @include now
+-- @include lane
+
+local now = now_us(ARGV[1])
+if redis.call('HGET', KEYS[6], 'paused') then return {0, now, 0} end
+local horizon = now + tonumber(ARGV[2])
+local floor = now + tonumber(ARGV[3])
+local max_jobs = tonumber(ARGV[4])
+local global_interval = tonumber(ARGV[5])
+local margin = tonumber(ARGV[6])
+local lane_prefix = ARGV[7]
+local job_prefix = ARGV[8]
+local capped = global_interval > 0
+
+local g = redis.call('HMGET', KEYS[3], 's', 'v')
+local global_slot = tonumber(g[1] or 0)
+local virtual = tonumber(g[2] or 0)
+local out = {0, now, 0}
+local n = 0
+local next_due = 0
+
+while n < max_jobs do
+  local t = floor
+  if capped and global_slot > t then t = global_slot end
+  if t > horizon then next_due = t; break end
+  -- Lanes whose own rate allows a start by t (without a cap: within the horizon) become ready.
+  local by = capped and t or horizon
+  local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', by, 'LIMIT', 0, 128)
+  for _, id in ipairs(moving) do
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZADD', KEYS[2], tonumber(redis.call('HGET', lane_prefix .. id, 'v') or 0), id)
+  end
+  local top = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if #top == 0 then
+    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    if #first == 0 then break end
+    local at = tonumber(first[2])
+    if not capped or at > horizon then next_due = math.max(at, floor); break end
+    -- The cap has room but no lane may start before `at`: the next global slot is then.
+    floor = at
+  else
+    local id = top[1]
+    local lane_key = lane_prefix .. id
+    local queue_key = lane_key .. ':q'
+    local head = redis.call('ZRANGE', queue_key, 0, 0)
+    if #head == 0 then
+      -- Counted busy with nothing queued (repaired meanwhile): idle it.
+      deactivate_lane(id, KEYS[1], KEYS[2])
+      redis.call('ZREM', KEYS[4], id)
+      redis.call('HSET', lane_key, 'd', 0)
+    else
+      local member = head[1]
+      local job_id = string.match(member, '^(.*)|%d+$')
+      local cost = member_cost(member)
+      if string.sub(job_id, 1, 1) ~= 'p' and redis.call('EXISTS', job_prefix .. job_id) == 0 then
+        -- Admitted, not enqueued yet (or lost: lane repair frees it). FIFO: the lane waits for it.
+        -- Looked at again after the horizon, so never twice in one call.
+        redis.call('ZREM', KEYS[2], id)
+        redis.call('ZADD', KEYS[1], horizon + tonumber(ARGV[9]), id)
+      else
+        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b')
+        local depth = tonumber(st[1] or 0) - cost
+        local tat = tonumber(st[2] or 0)
+        local paused = tonumber(st[3] or 0)
+        local tag = tonumber(st[4] or 0)
+        local interval = tonumber(st[5] or 1)
+        local burst = tonumber(st[6] or 0)
+        local start = t
+        if not capped then start = math.max(floor, lane_eligible(tat, paused, interval, burst, margin)) end
+        redis.call('ZREM', queue_key, member)
+        tat = math.max(tat, start) + span(cost, interval, margin)
+        virtual = math.max(virtual, tag)
+        tag = tag + cost * interval
+        if capped then global_slot = start + span(cost, global_interval, margin) end
+        redis.call('ZADD', KEYS[5], start, member .. '|' .. id)
+        out[#out + 1] = job_id
+        out[#out + 1] = id
+        out[#out + 1] = start
+        n = n + 1
+        redis.call('HSET', lane_key, 'd', math.max(0, depth), 'c', tat, 'v', tag)
+        redis.call('ZREM', KEYS[2], id)
+        if depth > 0 then
+          redis.call('ZADD', KEYS[4], depth, id)
+          redis.call('ZADD', KEYS[1], lane_eligible(tat, paused, interval, burst, margin), id)
+        else
+          redis.call('ZREM', KEYS[4], id)
+          redis.call('PEXPIRE', lane_key, ttl(math.max(0, tat - now) / 1000))
+        end
+      end
+    end
+  end
+end
+if n == max_jobs then next_due = now end
+if next_due == 0 and redis.call('ZCARD', KEYS[2]) > 0 then next_due = math.max(floor, global_slot) end
+if capped then redis.call('HSET', KEYS[3], 's', global_slot, 'v', virtual) else redis.call('HSET', KEYS[3], 'v', virtual) end
+out[1] = n
+out[3] = next_due
+return out

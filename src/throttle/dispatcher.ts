@@ -1,0 +1,179 @@
+// The dispatcher loop of one throttle in one process: runs throttle-dispatch.lua round after round and
+// hands each job it chose to BullMQ (promote: from the parked delayed set to the wait list), where any
+// worker takes it just before its start instant. Every process with a worker (or a waiting schedule()
+// call) runs one; the script is atomic, so several share the work. Between rounds the loop sleeps until
+// the next start comes within the horizon (a local timer: Redis's own blocking timeouts are only as
+// fine as its 100 ms cron), or until an admission into an idle lane wakes it (a message on the
+// throttle's wake channel, on a subscriber connection of its own).
+import { Queue } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
+import type { ThrottleKeys } from './keys.js';
+import type { DispatchReply, LaneScripts } from './lane-scripts.js';
+import { sleep } from './sleep.js';
+
+/**
+ * How long an admitted job waits in BullMQ's delayed set for the dispatcher (ms). Only a job whose
+ * dispatch was lost ever comes back by itself after this; the worker then queues it again at the head
+ * of its lane.
+ */
+export const PARK_MS = 3_600_000;
+
+/** Jobs one round may hand out: keeps each script call short. */
+const MAX_JOBS_PER_ROUND = 256;
+/** With nothing queued, the loop looks again at least this often (ms), woken or not. */
+const IDLE_MS = 250;
+/** After a failed round (Redis away), the next one comes this much later (ms). */
+const RETRY_MS = 100;
+
+export interface DispatcherDeps {
+  lanes: LaneScripts;
+  keys: ThrottleKeys;
+  /** The resilient client (waits out a Redis restart). */
+  client: Redis | Cluster;
+  /** The dispatch horizon (µs): a round hands out the starts due within it. */
+  horizonUs: number;
+  onError?: (error: unknown) => void;
+}
+
+export class Dispatcher {
+  private users = 0;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+  private subscriber: Redis | Cluster | undefined;
+  private wakeUp: (() => void) | undefined;
+  private queue: Queue | undefined;
+  /** In-process jobs (schedule()) waiting here for their start: dispatched entry -> resolve. */
+  private readonly waiters = new Map<string, (startUs: number) => void>();
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** One more user (a worker, a schedule() call): the loop runs while there is one. */
+  acquire(): void {
+    this.users++;
+    if (!this.loop) {
+      this.stopping = false;
+      this.loop = this.run();
+    }
+  }
+
+  /** One user fewer; the last one stops the loop (and waits for its round to end). */
+  async release(): Promise<void> {
+    this.users = Math.max(0, this.users - 1);
+    if (this.users > 0 || !this.loop) return;
+    this.stopping = true;
+    this.wakeUp?.();
+    const loop = this.loop;
+    await loop;
+    if (this.loop === loop) this.loop = undefined;
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+    await this.queue?.close().catch(() => undefined);
+    this.queue = undefined;
+  }
+
+  /**
+   * Resolves with the start µs the dispatcher gives an in-process job (`entry`: `<job id>|<cost>|<lane id>`),
+   * whichever process's dispatcher gives it.
+   */
+  waitFor(entry: string): Promise<number> {
+    return new Promise((resolve) => this.waiters.set(entry, resolve));
+  }
+
+  /** Forgets a waiter (its call gave up). */
+  forget(entry: string): void {
+    this.waiters.delete(entry);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let reply: DispatchReply;
+      try {
+        reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND);
+        await this.handOut(reply);
+        if (this.waiters.size > 0) await this.lookForWaiters();
+      } catch (error) {
+        if (this.stopping) break;
+        this.deps.onError?.(error);
+        await sleep(RETRY_MS);
+        continue;
+      }
+      if (reply.jobs.length >= MAX_JOBS_PER_ROUND) continue;
+      // Come back when the next start enters the horizon (half a horizon early: the round itself and
+      // BullMQ's delivery take some of it).
+      let waitMs = reply.nextUs === 0 ? IDLE_MS : (reply.nextUs - this.deps.horizonUs / 2 - reply.nowUs) / 1000;
+      if (this.waiters.size > 0) waitMs = Math.min(waitMs, 10);
+      await this.pause(Math.min(IDLE_MS, Math.max(1, waitMs)));
+    }
+  }
+
+  /** BullMQ jobs go from the parked set to the wait list; in-process ones resolve their waiter here. */
+  private async handOut(reply: DispatchReply): Promise<void> {
+    if (reply.jobs.length === 0) return;
+    const queue = this.bullQueue();
+    await Promise.all(
+      reply.jobs.map(async (j) => {
+        if (j.jobId.startsWith('p')) {
+          const entry = [...this.waiters.keys()].find((e) => e.startsWith(`${j.jobId}|`));
+          if (entry !== undefined) this.resolve(entry, j.startUs);
+          return;
+        }
+        // A job a worker is parking right now (not in the delayed set yet) is found by lane repair's
+        // sweep of old dispatched entries; a cancelled one is simply gone.
+        await queue.backend.promote(j.jobId).catch(() => undefined);
+      }),
+    );
+  }
+
+  /** Hands one parked job to the workers now (lane repair, for a dispatch whose promote was lost). */
+  async promote(jobId: string): Promise<void> {
+    await this.bullQueue().backend.promote(jobId);
+  }
+
+  /** Waiters whose job another process's dispatcher handed out. */
+  private async lookForWaiters(): Promise<void> {
+    const entries = [...this.waiters.keys()];
+    const scores = (await this.deps.client.zmscore(this.deps.keys.dispatched, ...entries)) as (string | null)[];
+    entries.forEach((entry, i) => {
+      const score = scores[i];
+      if (score !== null && score !== undefined) this.resolve(entry, Number(score));
+    });
+  }
+
+  private resolve(entry: string, startUs: number): void {
+    const resolve = this.waiters.get(entry);
+    this.waiters.delete(entry);
+    resolve?.(startUs);
+  }
+
+  /** Sleeps `ms`, or less when an admission into an idle lane publishes on the wake channel. */
+  private async pause(ms: number): Promise<void> {
+    this.listen();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+    this.wakeUp = undefined;
+  }
+
+  /** Subscribes to the wake channel once; a lost subscription only costs latency (the loop polls anyway). */
+  private listen(): void {
+    if (this.subscriber) return;
+    const subscriber = (this.deps.client as Redis).duplicate() as Redis | Cluster;
+    this.subscriber = subscriber;
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', () => this.wakeUp?.());
+    subscriber.subscribe(this.deps.keys.wake).catch(() => undefined);
+  }
+
+  private bullQueue(): Queue {
+    if (!this.queue) {
+      this.queue = new Queue(this.deps.keys.name, { connection: this.deps.client, prefix: this.deps.keys.bullPrefix });
+      this.queue.on('error', () => undefined);
+    }
+    return this.queue;
+  }
+}
