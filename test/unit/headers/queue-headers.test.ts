@@ -2,7 +2,11 @@
 // lane's capacity is the quota, a full lane's drain time the window, nothing remains, and the reset is
 // the admission time (rounded up, at least 1 s).
 import { describe, expect, it } from 'vitest';
-import { queueRefusalHeaders } from '../../../src/headers/queue-headers.js';
+import { serialiseHeaders, type HeaderSelection } from '../../../src/headers/headers.js';
+import { queueRefusalFacts, type QueueRefusal } from '../../../src/headers/queue-headers.js';
+
+/** The headers of a refused submit, through the one serialiser. */
+const queueRefusalHeaders = (r: QueueRefusal, nowMs: number, selection?: HeaderSelection) => serialiseHeaders(queueRefusalFacts(r, nowMs), selection);
 
 const NOW = 1_700_000_000_300;
 /** A lane of 10 drained at 0.5/s (20 s), refused with a wait of 1.04 s. */
