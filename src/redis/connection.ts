@@ -107,6 +107,14 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<void>
   if (client.status === 'end' || client.status === 'close' || client.status === 'reconnecting') {
     return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis is unavailable (status ${client.status})`));
   }
+  return nextReady(client, timeoutMs);
+}
+
+/**
+ * Starts a lazy client's connection, then resolves on its next 'ready'; rejects with
+ * SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs`.
+ */
+function nextReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'wait') client.connect().catch(() => undefined);
   return new Promise((resolve, reject) => {
     const stopWaiting = onNextReady(client, () => {
@@ -155,15 +163,5 @@ export async function untilReady(client: RedisClient, timeoutMs: number): Promis
 function untilOneReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'end') return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', 'the Redis client is closed'));
-  if (client.status === 'wait') client.connect().catch(() => undefined);
-  return new Promise((resolve, reject) => {
-    const stopWaiting = onNextReady(client, () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    const timer = setTimeout(() => {
-      stopWaiting();
-      reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
-    }, timeoutMs);
-  });
+  return nextReady(client, timeoutMs);
 }
