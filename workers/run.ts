@@ -13,7 +13,7 @@ export const runWorkers: RunWorkers = async (sluice: Sluice, queues: readonly Qu
   const workers: ThrottleWorker[] = [];
   try {
     for (const queue of chosen) {
-      sluice.throttle(queue.name, queue.throttle as never);
+      sluice.throttle(queue.name, queue.throttle);
       const handler = queue.handler.type === 'http' ? httpHandler(queue.handler) : await moduleHandler(queue.handler);
       const worker = sluice.worker(queue.name, handler, workerOptions);
       workers.push(worker);

@@ -1,5 +1,7 @@
 // Rate-limit response headers as pure functions of decisions: Retry-After, the IETF RateLimit
 // fields (draft-11, the latest, and draft-07, the last different format) and the legacy X-RateLimit-*.
+// One serialiser (serialiseHeaders) writes them from header facts, a decision's or a queue
+// refusal's (queue-headers.ts), so both say the same things the same way.
 //
 // Which IETF draft: draft-ietf-httpapi-ratelimit-headers-11 (May 2026) keeps the wire format that
 // draft-08 introduced (a String policy identifier; `q`, `qu`, `w`, `pk` on RateLimit-Policy; `r`, `t`,
@@ -12,12 +14,12 @@
 // Every value is true for the algorithm that decided (see quota.ts): a field a decision cannot know
 // exactly is left out, never estimated.
 import { byRestriction, quotaView, type HeaderInput, type QuotaView } from './quota.js';
-import { retryAfterSeconds } from './retry-after.js';
+import { refusalSeconds } from './retry-after.js';
 
 /** The inputs and quota facts the header functions work from (see quota.ts). */
 export type { HeaderInput, QuotaView } from './quota.js';
 export { quotaView, byRestriction } from './quota.js';
-export { retryAfterSeconds } from './retry-after.js';
+export { retryAfterSeconds, refusalSeconds } from './retry-after.js';
 
 /** One response header: name and value. A field may appear once per response. */
 export type HeaderPair = readonly [name: string, value: string];
@@ -46,16 +48,69 @@ export const DEFAULT_HEADER_SELECTION: Readonly<Required<HeaderSelection>> = Obj
 });
 
 /**
+ * One policy as the headers state it: its quota facts in the whole seconds the fields carry. A
+ * decision's come from {@link quotaView}; a queue refusal's from its lane (queue-headers.ts).
+ */
+export interface PolicyFacts {
+  /** The policy identifier clients see (the rule or queue name). */
+  name: string;
+  /** Sent as `pk` bytes in the IETF fields: never a raw API key. */
+  partitionKey?: string;
+  quota: number;
+  unit: QuotaView['unit'];
+  windowSeconds?: number;
+  remaining: number;
+  nextSeconds?: number;
+  /** Seconds until the key is back to full capacity (draft-07 `reset`, `X-RateLimit-Reset` as delta-seconds). */
+  resetSeconds: number;
+  /** That instant as epoch seconds, rounded up (`X-RateLimit-Reset` by default). */
+  resetEpochSeconds: number;
+}
+
+/** What the rate-limit headers of one response say: the one input of {@link serialiseHeaders}. */
+export interface HeaderFacts {
+  /** `Retry-After` in whole seconds; undefined when nothing refused. */
+  retryAfterSeconds?: number;
+  /** Every policy that decided, most restrictive first. */
+  policies: readonly PolicyFacts[];
+}
+
+/**
+ * The one serialiser of rate-limit headers, for decisions and queue refusals alike: every selected
+ * set, in a fixed order (Retry-After, the IETF fields, the legacy fields).
+ */
+export function serialiseHeaders(facts: HeaderFacts, selection: HeaderSelection = {}): HeaderPair[] {
+  const s = { ...DEFAULT_HEADER_SELECTION, ...selection };
+  const pairs: HeaderPair[] = [];
+  if (s.retryAfter) pairs.push(...retryAfter(facts.retryAfterSeconds));
+  if (s.ietf === 'draft-11') pairs.push(...draft11(facts.policies));
+  if (s.ietf === 'draft-07') pairs.push(...draft07(facts.policies));
+  if (s.legacy) pairs.push(...legacy(facts.policies, s.legacyReset));
+  return pairs;
+}
+
+/**
+ * The header facts of the decisions of one request at `nowMs` (the decisions' clock, epoch ms).
+ * Decisions Redis did not make (fail-open, fail-closed) carry no quota facts and are left out of the
+ * policies; a fail-closed one still refuses, so it counts for Retry-After.
+ */
+export function decisionFacts(inputs: readonly HeaderInput[], nowMs: number): HeaderFacts {
+  const seconds = refusalSeconds(inputs.map((i) => i.decision));
+  return { ...(seconds !== undefined ? { retryAfterSeconds: seconds } : {}), policies: policiesOf(inputs, nowMs) };
+}
+
+/**
  * `Retry-After` in whole seconds, rounded up and at least 1 (RFC 9110 §10.2.3), so a client that
  * obeys it is never early. When several decisions refused, the request needs all of them to
  * allow, so the longest wait is sent. Fail-closed decisions count (they refuse); nothing is sent
  * when no decision refused.
  */
 export function retryAfterHeaders(inputs: readonly HeaderInput[]): HeaderPair[] {
-  const refused = inputs.filter((i) => !i.decision.allowed);
-  if (refused.length === 0) return [];
-  const ms = Math.max(...refused.map((i) => i.decision.retryAfterMs));
-  return [['Retry-After', String(retryAfterSeconds(ms))]];
+  return retryAfter(refusalSeconds(inputs.map((i) => i.decision)));
+}
+
+function retryAfter(seconds: number | undefined): HeaderPair[] {
+  return seconds === undefined ? [] : [['Retry-After', String(seconds)]];
 }
 
 /**
@@ -71,21 +126,21 @@ export function retryAfterHeaders(inputs: readonly HeaderInput[]): HeaderPair[] 
  * @param nowMs the instant the decisions were made at (epoch ms, the decisions' clock).
  */
 export function ietfDraft11Headers(inputs: readonly HeaderInput[], nowMs: number): HeaderPair[] {
-  return draft11(describe(inputs, nowMs));
+  return draft11(policiesOf(inputs, nowMs));
 }
 
-function draft11(described: readonly Described[]): HeaderPair[] {
-  if (described.length === 0) return [];
-  const policy = described.map(({ input, view }) => {
-    let item = `${sfString(input.name)};q=${view.quota}`;
-    if (view.unit !== 'requests') item += `;qu=${sfString(view.unit)}`;
-    if (view.windowSeconds !== undefined) item += `;w=${view.windowSeconds}`;
-    return item + partitionKey(input);
+function draft11(policies: readonly PolicyFacts[]): HeaderPair[] {
+  if (policies.length === 0) return [];
+  const policy = policies.map((p) => {
+    let item = `${sfString(p.name)};q=${p.quota}`;
+    if (p.unit !== 'requests') item += `;qu=${sfString(p.unit)}`;
+    if (p.windowSeconds !== undefined) item += `;w=${p.windowSeconds}`;
+    return item + partitionKey(p);
   });
-  const limit = described.map(({ input, view }) => {
-    let item = `${sfString(input.name)};r=${view.remaining}`;
-    if (view.nextSeconds !== undefined) item += `;t=${view.nextSeconds}`;
-    return item + partitionKey(input);
+  const limit = policies.map((p) => {
+    let item = `${sfString(p.name)};r=${p.remaining}`;
+    if (p.nextSeconds !== undefined) item += `;t=${p.nextSeconds}`;
+    return item + partitionKey(p);
   });
   return [
     ['RateLimit-Policy', policy.join(', ')],
@@ -103,23 +158,22 @@ function draft11(described: readonly Described[]): HeaderPair[] {
  * which draft-07 forbids.
  */
 export function ietfDraft07Headers(inputs: readonly HeaderInput[], nowMs: number): HeaderPair[] {
-  return draft07(describe(inputs, nowMs), nowMs);
+  return draft07(policiesOf(inputs, nowMs));
 }
 
-function draft07(described: readonly Described[], nowMs: number): HeaderPair[] {
-  const top = described[0];
+function draft07(policies: readonly PolicyFacts[]): HeaderPair[] {
+  const top = policies[0];
   if (!top) return [];
   const seen = new Set<number>();
-  const policies: string[] = [];
-  for (const { view } of described) {
-    if (view.windowSeconds === undefined || seen.has(view.quota)) continue;
-    seen.add(view.quota);
-    policies.push(`${view.quota};w=${view.windowSeconds}`);
+  const items: string[] = [];
+  for (const p of policies) {
+    if (p.windowSeconds === undefined || seen.has(p.quota)) continue;
+    seen.add(p.quota);
+    items.push(`${p.quota};w=${p.windowSeconds}`);
   }
-  const reset = secondsUntil(top.view.resetAtMs, nowMs);
   const pairs: HeaderPair[] = [];
-  if (policies.length) pairs.push(['RateLimit-Policy', policies.join(', ')]);
-  pairs.push(['RateLimit', `limit=${top.view.quota}, remaining=${top.view.remaining}, reset=${reset}`]);
+  if (items.length) pairs.push(['RateLimit-Policy', items.join(', ')]);
+  pairs.push(['RateLimit', `limit=${top.quota}, remaining=${top.remaining}, reset=${top.resetSeconds}`]);
   return pairs;
 }
 
@@ -134,17 +188,16 @@ export function legacyHeaders(
   nowMs: number,
   reset: 'epoch-seconds' | 'delta-seconds' = 'epoch-seconds',
 ): HeaderPair[] {
-  return legacy(describe(inputs, nowMs), nowMs, reset);
+  return legacy(policiesOf(inputs, nowMs), reset);
 }
 
-function legacy(described: readonly Described[], nowMs: number, reset: 'epoch-seconds' | 'delta-seconds'): HeaderPair[] {
-  const top = described[0];
+function legacy(policies: readonly PolicyFacts[], reset: 'epoch-seconds' | 'delta-seconds'): HeaderPair[] {
+  const top = policies[0];
   if (!top) return [];
-  const resetValue = reset === 'epoch-seconds' ? Math.ceil(top.view.resetAtMs / 1000) : secondsUntil(top.view.resetAtMs, nowMs);
   return [
-    ['X-RateLimit-Limit', String(top.view.quota)],
-    ['X-RateLimit-Remaining', String(top.view.remaining)],
-    ['X-RateLimit-Reset', String(resetValue)],
+    ['X-RateLimit-Limit', String(top.quota)],
+    ['X-RateLimit-Remaining', String(top.remaining)],
+    ['X-RateLimit-Reset', String(reset === 'epoch-seconds' ? top.resetEpochSeconds : top.resetSeconds)],
   ];
 }
 
@@ -153,27 +206,28 @@ function legacy(described: readonly Described[], nowMs: number, reset: 'epoch-se
  * IETF fields, the legacy fields. Pass only decisions that are enforced (not shadow-mode ones).
  */
 export function rateLimitHeaders(inputs: readonly HeaderInput[], nowMs: number, selection: HeaderSelection = {}): HeaderPair[] {
-  const s = { ...DEFAULT_HEADER_SELECTION, ...selection };
-  const pairs: HeaderPair[] = [];
-  if (s.retryAfter) pairs.push(...retryAfterHeaders(inputs));
-  // The quota facts are worked out once for every set that needs them.
-  const described = s.ietf || s.legacy ? describe(inputs, nowMs) : [];
-  if (s.ietf === 'draft-11') pairs.push(...draft11(described));
-  if (s.ietf === 'draft-07') pairs.push(...draft07(described, nowMs));
-  if (s.legacy) pairs.push(...legacy(described, nowMs, s.legacyReset));
-  return pairs;
+  return serialiseHeaders(decisionFacts(inputs, nowMs), selection);
 }
 
-/** A decision with its quota facts. */
-interface Described {
-  input: HeaderInput;
-  view: QuotaView;
-}
-
-function describe(inputs: readonly HeaderInput[], nowMs: number): Described[] {
+/** The policies of the decisions Redis made, most restrictive first, with their quota facts. */
+function policiesOf(inputs: readonly HeaderInput[], nowMs: number): PolicyFacts[] {
   return byRestriction(inputs).flatMap((input) => {
     const view = quotaView(input, nowMs);
-    return view ? [{ input, view }] : [];
+    if (!view) return [];
+    const { quota, unit, windowSeconds, remaining, nextSeconds } = view;
+    return [
+      {
+        name: input.name,
+        ...(input.partitionKey !== undefined ? { partitionKey: input.partitionKey } : {}),
+        quota,
+        unit,
+        ...(windowSeconds !== undefined ? { windowSeconds } : {}),
+        remaining,
+        ...(nextSeconds !== undefined ? { nextSeconds } : {}),
+        resetSeconds: secondsUntil(view.resetAtMs, nowMs),
+        resetEpochSeconds: Math.ceil(view.resetAtMs / 1000),
+      },
+    ];
   });
 }
 
@@ -186,6 +240,6 @@ function sfString(text: string): string {
   return `"${text.replace(/[^\x20-\x7e]/g, '_').replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
-function partitionKey(input: HeaderInput): string {
-  return input.partitionKey === undefined ? '' : `;pk=:${Buffer.from(input.partitionKey, 'utf8').toString('base64')}:`;
+function partitionKey(policy: PolicyFacts): string {
+  return policy.partitionKey === undefined ? '' : `;pk=:${Buffer.from(policy.partitionKey, 'utf8').toString('base64')}:`;
 }

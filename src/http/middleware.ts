@@ -7,7 +7,8 @@ import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sluice } from '../sluice.js';
 import type { DescriptorEntry, Rule, Rules } from '../rules/index.js';
-import { rateLimitHeaders, retryAfterSeconds, type HeaderInput, type HeaderSelection } from '../headers/headers.js';
+import { decisionFacts, serialiseHeaders, type HeaderInput, type HeaderSelection } from '../headers/headers.js';
+import { sendRefusal } from './refusal.js';
 import { requestInfo } from './request-info.js';
 import { RuleLimiters, decideRules, identityHash, type RuleDecision } from './rule-decisions.js';
 import { rulesSourceOf, type RulesSource } from '../rules/rules-source.js';
@@ -59,11 +60,15 @@ export function decisionMiddleware(sluice: Pick<Sluice, 'limiter' | 'keys'>, opt
         for (const r of results) options.metrics?.recordRule(r.rule.name, r.outcome);
         const enforced = results.filter((r) => r.decision && !r.rule.shadowMode);
         const inputs: HeaderInput[] = enforced.map((r) => ({ decision: r.decision!, policy: r.rule.policy!, name: r.rule.name, cost }));
-        for (const [name, value] of rateLimitHeaders(inputs, Date.now(), selection)) res.setHeader(name, value);
+        const facts = decisionFacts(inputs, Date.now());
         if (!allowed) {
-          refuse(res, enforced, options.logger, version, deps.hash);
+          const refusing = enforced.filter((r) => !r.decision!.allowed);
+          logRefusals(refusing, options.logger, version, deps.hash);
+          const rules = refusing.map((r) => r.rule.name).join(', ');
+          sendRefusal(res, { facts, selection, message: (retryAfter) => `rate limit exceeded (${rules}); retry in ${retryAfter} s` });
           return;
         }
+        for (const [name, value] of serialiseHeaders(facts, selection)) res.setHeader(name, value);
         // Concurrency leases are held for the life of the response.
         const leases = enforced.filter((r) => r.decision!.leaseId);
         if (leases.length) {
@@ -115,11 +120,8 @@ function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, identify:
   };
 }
 
-/** 429 with Retry-After (already set with the other headers) and the JSON body clients expect. */
-function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefined, version: string, hash: (v: string) => string): void {
-  const refusing = enforced.filter((r) => !r.decision!.allowed);
-  const retryAfter = retryAfterSeconds(Math.max(0, ...refusing.map((r) => r.decision!.retryAfterMs)));
-  if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
+/** Each refusing rule, logged with the hashed identity (never the identity itself). */
+function logRefusals(refusing: RuleDecision[], logger: Logger | undefined, version: string, hash: (v: string) => string): void {
   for (const r of refusing) {
     logger?.info(
       {
@@ -133,9 +135,4 @@ function refuse(res: Response, enforced: RuleDecision[], logger: Logger | undefi
       'request refused',
     );
   }
-  res.status(429).json({
-    error: 'rate_limit_exceeded',
-    retry_after: retryAfter,
-    message: `rate limit exceeded (${refusing.map((r) => r.rule.name).join(', ')}); retry in ${retryAfter} s`,
-  });
 }

@@ -28,6 +28,11 @@ const BY_STATUS: Record<number, string> = {
   503: 'service_unavailable',
 };
 
+/** The `error` name of an HTTP status, for problems and refusals alike. */
+export function problemName(status: number): string {
+  return BY_STATUS[status] ?? 'error';
+}
+
 /** Any thrown value as a SluiceError: SluiceErrors as they are, body-parser errors by their type, the rest internal. */
 export function asSluiceError(error: unknown): SluiceError {
   if (isSluiceError(error)) return error;
@@ -45,7 +50,7 @@ export function asSluiceError(error: unknown): SluiceError {
 /** Answers with the problem of `error`. */
 export function sendError(res: Response, error: SluiceError): void {
   const issues = Array.isArray(error.details) ? (error.details as Issue[]) : undefined;
-  const body: Problem = { error: BY_STATUS[error.httpStatus] ?? 'error', code: error.code, message: error.message };
+  const body: Problem = { error: problemName(error.httpStatus), code: error.code, message: error.message };
   if (issues) body.issues = issues;
   const extra = !issues && typeof error.details === 'object' && error.details !== null ? (error.details as { state?: unknown; reason?: unknown }) : {};
   if (typeof extra.state === 'string') body.state = extra.state;

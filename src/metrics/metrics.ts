@@ -28,70 +28,40 @@ export class Metrics {
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     this.registry = options.registry ?? new Registry();
-    const registers = [this.registry];
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_' });
-    this.decisions = new Counter({
-      name: 'sluice_decisions_total',
-      help: 'Decisions by rule (or queue:<name> for submits) and outcome',
-      labelNames: ['rule', 'outcome'],
-      registers,
-    });
-    this.decisionSeconds = new Histogram({
-      name: 'sluice_decision_duration_seconds',
-      help: 'Time of one limiter decision, Redis round trip included',
-      labelNames: ['algorithm'],
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
-      registers,
-    });
-    this.redisFailures = new Counter({
-      name: 'sluice_redis_failed_decisions_total',
-      help: 'Decisions Redis could not make in time, answered by the fail mode',
-      labelNames: ['algorithm', 'mode'],
-      registers,
-    });
-    this.redisErrors = new Counter({ name: 'sluice_redis_errors_total', help: 'Connection-level Redis errors', registers });
-    this.lateDecisions = new Counter({
-      name: 'sluice_late_decisions_total',
-      help: 'Decisions whose script ran in Redis after the fail mode had answered (charged: the late run took the cost)',
-      labelNames: ['algorithm', 'charged'],
-      registers,
-    });
-    this.beforeReady = new Counter({
-      name: 'sluice_decisions_before_ready_total',
-      help: 'Decisions asked for before the Redis client was first ready (before sluice.ready() resolved)',
-      labelNames: ['algorithm'],
-      registers,
-    });
-    this.laneDepth = new Histogram({
-      name: 'sluice_lane_depth',
-      help: 'Queued cost units of the lane a submit went to, seen at admission',
-      labelNames: ['queue'],
-      buckets: [0, 1, 2, 5, 10, 25, 50, 100, 250, 1000, 10_000],
-      registers,
-    });
-    this.queueWaitSeconds = new Histogram({
-      name: 'sluice_queue_wait_seconds',
-      help: 'Time from admission to start of a job',
-      labelNames: ['queue'],
-      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
-      registers,
-    });
-    this.startLatenessSeconds = new Histogram({
-      name: 'sluice_start_lateness_seconds',
-      help: 'How late a job started after its reserved slot, in the worker (timer and event-loop jitter)',
-      labelNames: ['queue'],
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1],
-      registers,
-    });
-    this.jobs = new Counter({ name: 'sluice_jobs_total', help: 'Handler runs by outcome', labelNames: ['queue', 'outcome'], registers });
-    this.deferrals = new Counter({
-      name: 'sluice_job_deferrals_total',
-      help: 'Jobs sent back to wait, by reason (rate gate or upstream), without using an attempt',
-      labelNames: ['queue', 'reason'],
-      registers,
-    });
-    this.repairs = new Counter({ name: 'sluice_lane_repairs_total', help: 'Queued units removed because their job was lost', labelNames: ['queue'], registers });
-    this.rulesReloads = new Counter({ name: 'sluice_rules_reloads_total', help: 'Rules file reloads by result', labelNames: ['result'], registers });
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+    const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers: [this.registry] });
+    this.decisions = counter('sluice_decisions_total', 'Decisions by rule (or queue:<name> for submits) and outcome', ['rule', 'outcome']);
+    this.decisionSeconds = histogram('sluice_decision_duration_seconds', 'Time of one limiter decision, Redis round trip included', ['algorithm'], [
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+    ]);
+    this.redisFailures = counter('sluice_redis_failed_decisions_total', 'Decisions Redis could not make in time, answered by the fail mode', ['algorithm', 'mode']);
+    this.redisErrors = counter('sluice_redis_errors_total', 'Connection-level Redis errors', []);
+    this.lateDecisions = counter(
+      'sluice_late_decisions_total',
+      'Decisions whose script ran in Redis after the fail mode had answered (charged: the late run took the cost)',
+      ['algorithm', 'charged'],
+    );
+    this.beforeReady = counter(
+      'sluice_decisions_before_ready_total',
+      'Decisions asked for before the Redis client was first ready (before sluice.ready() resolved)',
+      ['algorithm'],
+    );
+    this.laneDepth = histogram('sluice_lane_depth', 'Queued cost units of the lane a submit went to, seen at admission', ['queue'], [
+      0, 1, 2, 5, 10, 25, 50, 100, 250, 1000, 10_000,
+    ]);
+    this.queueWaitSeconds = histogram('sluice_queue_wait_seconds', 'Time from admission to start of a job', ['queue'], [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800]);
+    this.startLatenessSeconds = histogram(
+      'sluice_start_lateness_seconds',
+      'How late a job started after its reserved slot, in the worker (timer and event-loop jitter)',
+      ['queue'],
+      [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1],
+    );
+    this.jobs = counter('sluice_jobs_total', 'Handler runs by outcome', ['queue', 'outcome']);
+    this.deferrals = counter('sluice_job_deferrals_total', 'Jobs sent back to wait, by reason (rate gate or upstream), without using an attempt', ['queue', 'reason']);
+    this.repairs = counter('sluice_lane_repairs_total', 'Queued units removed because their job was lost', ['queue']);
+    this.rulesReloads = counter('sluice_rules_reloads_total', 'Rules file reloads by result', ['result']);
   }
 
   /** One decision of a rule (or a queue submit) as the HTTP layer saw it. */

@@ -99,16 +99,26 @@ export function bullConnectionOptions(client: RedisClient): RedisOptions {
 
 /**
  * Resolves once the client is ready, or rejects with SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs`.
- * Checked before every decision so that nothing ever sits in an offline queue.
+ * Checked before every decision so that nothing ever sits in an offline queue. On a cluster, also once
+ * no master's connection is still being made (see whenMastersConnected).
  */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready') return Promise.resolve();
+  if (client.status === 'ready') return client instanceof Cluster ? whenMastersConnected(client, timeoutMs) : Promise.resolve();
   // Known to be down (between reconnect attempts, or closed): fail now rather than at the deadline.
   if (client.status === 'end' || client.status === 'close' || client.status === 'reconnecting') {
     return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis is unavailable (status ${client.status})`));
   }
+  return nextReady(client, timeoutMs);
+}
+
+/**
+ * Starts a lazy client's connection, then resolves on its next 'ready'; rejects with
+ * SLUICE_ERR_REDIS_UNAVAILABLE after `timeoutMs`.
+ */
+function nextReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'wait') client.connect().catch(() => undefined);
-  return new Promise((resolve, reject) => {
+  const started = Date.now();
+  const ready = new Promise<void>((resolve, reject) => {
     const stopWaiting = onNextReady(client, () => {
       clearTimeout(timer);
       resolve();
@@ -118,6 +128,59 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<void>
       reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
     }, timeoutMs);
   });
+  if (!(client instanceof Cluster)) return ready;
+  return ready.then(() => whenMastersConnected(client, Math.max(1, timeoutMs - (Date.now() - started))));
+}
+
+/** A node connection's states while it is being made: not started yet (lazy), or under way. */
+const BEING_MADE = new Set(['wait', 'connecting', 'connect']);
+
+/**
+ * Resolves once none of the cluster's master connections is still being made. ioredis makes a node's
+ * connection on first use, and while it is under way a cluster client with no offline queue refuses
+ * every further command routed to that node with "Connection is closed." (nothing was sent). Without
+ * this wait, the first commands of a fresh client race its own connections: e.g. BullMQ's INFO to a
+ * random master starts one, and an admission's SET to the same master a moment later is refused, so
+ * every submit waiting on that first call fails. A connection known to be down is not waited for: a
+ * command to it fails at once, as for any node that is down, and the fail mode decides.
+ */
+function whenMastersConnected(cluster: Cluster, timeoutMs: number): Promise<void> {
+  let pending: Promise<void>[] | undefined;
+  for (const node of cluster.nodes('master')) {
+    if (BEING_MADE.has(node.status)) (pending ??= []).push(connectionSettled(node));
+  }
+  if (!pending) return Promise.resolve();
+  const waiting = pending;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis Cluster: a master's connection not up within ${timeoutMs} ms`));
+    }, timeoutMs);
+    void Promise.all(waiting).then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Each node connection being made, behind ONE set of listeners (not one per call in flight). */
+const settling = new WeakMap<Redis, Promise<void>>();
+
+/** Resolves when `node`'s connection is no longer being made: it is ready, or it closed. Starts it if lazy. */
+function connectionSettled(node: Redis): Promise<void> {
+  let settled = settling.get(node);
+  if (!settled) {
+    settled = new Promise<void>((resolve) => {
+      const done = () => {
+        node.off('ready', done).off('close', done).off('end', done);
+        settling.delete(node);
+        resolve();
+      };
+      node.on('ready', done).on('close', done).on('end', done);
+    });
+    settling.set(node, settled);
+    if (node.status === 'wait') node.connect().catch(() => undefined);
+  }
+  return settled;
 }
 
 /** The callers waiting for a client's next 'ready', behind ONE listener (not one per call in flight). */
@@ -155,15 +218,5 @@ export async function untilReady(client: RedisClient, timeoutMs: number): Promis
 function untilOneReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'end') return Promise.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', 'the Redis client is closed'));
-  if (client.status === 'wait') client.connect().catch(() => undefined);
-  return new Promise((resolve, reject) => {
-    const stopWaiting = onNextReady(client, () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    const timer = setTimeout(() => {
-      stopWaiting();
-      reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `Redis not ready within ${timeoutMs} ms (status ${client.status})`));
-    }, timeoutMs);
-  });
+  return nextReady(client, timeoutMs);
 }

@@ -1,7 +1,10 @@
-// The compiled `queues:` section: each queue's throttle settings (camelCase, in the shape the
-// throttler's config schema takes), where its lane key comes from, and its handler.
+// The compiled `queues:` section: each queue's throttle settings (the throttle's own config fields,
+// see queue-throttle.ts), where its lane key comes from, and its handler.
 import { isAbsolute, resolve } from 'node:path';
 import type { QueueSpec } from './queue-schema.js';
+import { throttleSettingsOf, type QueueThrottleSettings } from './queue-throttle.js';
+
+export type { QueueThrottleSettings } from './queue-throttle.js';
 
 /** Where a job's lane key comes from. */
 export type QueueKeySource =
@@ -35,23 +38,6 @@ export interface ModuleHandlerRule {
   readonly exportName: string;
 }
 
-/**
- * Throttle settings as the rules file gives them. Only fields the file sets are present, so the
- * throttler's own defaults apply to the rest. Field names match its config schema.
- */
-export interface QueueThrottleSettings {
-  readonly ratePerSecond: number;
-  readonly capacity: number;
-  readonly maxWaitMs?: number;
-  readonly globalRatePerSecond?: number;
-  readonly burst?: number;
-  readonly attempts?: number;
-  readonly backoff?: { readonly type: 'fixed' | 'exponential'; readonly delayMs: number };
-  readonly maxPayloadBytes?: number;
-  readonly plans?: Readonly<Record<string, { readonly ratePerSecond: number; readonly capacity: number; readonly burst?: number; readonly maxWaitMs?: number }>>;
-  readonly defaultPlan?: string;
-}
-
 /** One queue of the rules file. */
 export interface QueueRule {
   readonly name: string;
@@ -72,23 +58,6 @@ export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
  * `tenants`: the rules authenticate tenants (the default lane key is then the tenant).
  */
 export function compileQueue(q: QueueSpec, baseDir: string, tenants = false): QueueRule {
-  const throttle: Record<string, unknown> = { ratePerSecond: q.rate_per_second, capacity: q.capacity };
-  if (q.max_wait !== undefined) throttle.maxWaitMs = q.max_wait;
-  if (q.global_rate_per_second !== undefined) throttle.globalRatePerSecond = q.global_rate_per_second;
-  if (q.burst !== undefined) throttle.burst = q.burst;
-  if (q.attempts !== undefined) throttle.attempts = q.attempts;
-  if (q.backoff !== undefined) throttle.backoff = { type: q.backoff.type, delayMs: q.backoff.delay };
-  if (q.max_payload_bytes !== undefined) throttle.maxPayloadBytes = q.max_payload_bytes;
-  if (q.plans !== undefined) {
-    throttle.plans = Object.fromEntries(
-      Object.entries(q.plans).map(([name, p]) => [
-        name,
-        { ratePerSecond: p.rate_per_second, capacity: p.capacity, ...(p.burst !== undefined ? { burst: p.burst } : {}), ...(p.max_wait !== undefined ? { maxWaitMs: p.max_wait } : {}) },
-      ]),
-    );
-  }
-  if (q.default_plan !== undefined) throttle.defaultPlan = q.default_plan;
-
   const keyText = q.key ?? (tenants ? 'tenant' : 'body');
   const key: QueueKeySource = keyText.startsWith('header:')
     ? { type: 'header', name: keyText.slice('header:'.length) }
@@ -106,5 +75,5 @@ export function compileQueue(q: QueueSpec, baseDir: string, tenants = false): Qu
         }
       : { type: 'module', path: isAbsolute(h.path) ? h.path : resolve(baseDir, h.path), exportName: h.export ?? 'default' };
 
-  return { name: q.name, throttle: throttle as unknown as QueueThrottleSettings, key, handler };
+  return { name: q.name, throttle: throttleSettingsOf(q), key, handler };
 }

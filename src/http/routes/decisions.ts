@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps.js';
 import { markRedisAnswered } from '../redis-outage-log.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
-import { retryAfterSeconds } from '../../headers/retry-after.js';
+import { refusalSeconds } from '../../headers/retry-after.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
 import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
 import { tenantAuth } from '../tenant-auth.js';
@@ -57,8 +57,9 @@ export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
         );
       }
     });
-    const retryAfterMs = Math.max(0, ...results.filter((r) => r.decision && !r.decision.allowed && !r.rule.shadowMode).map((r) => r.decision!.retryAfterMs));
-    res.json({ allowed, ...(allowed ? {} : { retry_after: retryAfterSeconds(retryAfterMs) }), statuses });
+    // The same number a refusal's Retry-After would be (the middleware's 429): the longest wait of the enforcing rules that refused.
+    const enforced = results.flatMap((r) => (r.decision && !r.rule.shadowMode ? [r.decision] : []));
+    res.json({ allowed, ...(allowed ? {} : { retry_after: refusalSeconds(enforced) }), statuses });
   });
   router.post('/v1/decisions/release', tenantAuth(deps), requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
     const body = parseBody(releaseBodySchema, req);

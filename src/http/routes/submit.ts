@@ -7,9 +7,9 @@ import type { AppDeps } from '../deps.js';
 import { markRedisAnswered } from '../redis-outage-log.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
-import { queueRefusalHeaders } from '../../headers/queue-headers.js';
-import { retryAfterSeconds } from '../../headers/retry-after.js';
+import { queueRefusalFacts } from '../../headers/queue-headers.js';
 import type { QueueThrottles } from '../queue-throttles.js';
+import { sendRefusal } from '../refusal.js';
 import { requestInfo } from '../request-info.js';
 import { identityHash } from '../rule-decisions.js';
 import { submitBodySchema } from '../schemas.js';
@@ -53,19 +53,16 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: C
     markRedisAnswered(res);
     if (!result.admitted) {
       const refusal = { queue: queue.name, capacity: result.capacity, ratePerSecond: limits.ratePerSecond, retryAfterMs: result.retryAfterMs };
-      for (const [name, value] of queueRefusalHeaders(refusal, Date.now(), deps.headers ?? rules.responseHeaders)) res.setHeader(name, value);
-      // The body's retry_after and the header are one number, computed once (never read back from the response).
-      const retryAfter = retryAfterSeconds(result.retryAfterMs);
-      if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
       deps.logger.info(
         { event: 'refused', queue: queue.name, identity: identityHash(key, (v) => deps.sluice.keys.hash(v)), rulesVersion: rules.version, reason: result.reason },
         'submit refused',
       );
-      res.status(429).json({
-        error: 'rate_limit_exceeded',
-        retry_after: retryAfter,
+      // The body's retry_after and the header are one number, computed once from the refusal.
+      sendRefusal(res, {
+        facts: queueRefusalFacts(refusal, Date.now()),
+        selection: deps.headers ?? rules.responseHeaders,
         reason: result.reason,
-        message:
+        message: (retryAfter) =>
           result.reason === 'queue_full'
             ? `queue '${queue.name}' is full for this key (capacity ${result.capacity}); retry in ${retryAfter} s`
             : `the wait in queue '${queue.name}' would be longer than allowed; retry in ${retryAfter} s`,

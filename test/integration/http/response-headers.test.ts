@@ -80,6 +80,35 @@ describe('response_headers', () => {
     expect(full.headers['x-ratelimit-limit']).toBeUndefined();
   });
 
+  it('every set switched off: a refusal still says when to come back, in the header and the body alike', async () => {
+    current = rulesWith('response_headers: { retry_after: false, ietf: none, legacy: false }');
+    const { limited, service } = apps();
+    const allowed = await request(limited).get('/');
+    expect(allowed.status).toBe(200);
+    const rateHeaders = (h: Record<string, unknown>) => Object.keys(h).filter((n) => /^(retry-after|ratelimit|x-ratelimit)/.test(n));
+    expect(rateHeaders(allowed.headers)).toEqual([]);
+    const res = await request(limited).get('/');
+    expect(res.status).toBe(429);
+    expect(rateHeaders(res.headers)).toEqual(['retry-after']);
+    expect(res.body).toEqual({
+      error: 'rate_limit_exceeded',
+      retry_after: Number(res.headers['retry-after']),
+      message: `rate limit exceeded (api.ip); retry in ${res.headers['retry-after']} s`,
+    });
+
+    await request(service).post('/v1/queues/q/jobs').send({ key: 'k', payload: {} });
+    await request(service).post('/v1/queues/q/jobs').send({ key: 'k', payload: {} });
+    const full = await request(service).post('/v1/queues/q/jobs').send({ key: 'k', payload: {} });
+    expect(full.status).toBe(429);
+    expect(rateHeaders(full.headers)).toEqual(['retry-after']);
+    expect(full.body).toEqual({
+      error: 'rate_limit_exceeded',
+      retry_after: Number(full.headers['retry-after']),
+      reason: 'queue_full',
+      message: `queue 'q' is full for this key (capacity 1); retry in ${full.headers['retry-after']} s`,
+    });
+  });
+
   it('refuses an unknown setting with its line', () => {
     expect(() => rulesWith('response_headers: { ietf: draft-99 }')).toThrow(/rules\.yaml:1:\d+ response_headers\.ietf/);
   });
