@@ -100,7 +100,7 @@ export class LaneScripts {
    * The outflow gate, asked by a worker that took a job: its dispatched start, a fresh start for a job
    * that missed its own, or (reply go: false) the job is back at the head of its lane.
    */
-  async start(laneId: string, jobId: string, cost: number, how: StartMode = { mode: 'start' }): Promise<StartReply> {
+  async start(laneId: string, jobId: string, cost: number, how: StartMode = { mode: 'start' }, now = ''): Promise<StartReply> {
     const t = this.timing;
     const [go, at, nowUs] = integerArray(
       'throttle-start',
@@ -117,7 +117,7 @@ export class LaneScripts {
           wake: this.keys.wake,
         },
         {
-          now: '',
+          now,
           member: laneMember(jobId, cost),
           laneId,
           mode: how.mode,
@@ -180,10 +180,10 @@ export class LaneScripts {
   }
 
   /** Takes admitted members back out of the lane (their jobs were never enqueued). */
-  async release(laneId: string, members: string[]): Promise<number> {
+  async release(laneId: string, members: string[], now = ''): Promise<number> {
     return integerReply(
       'throttle-release',
-      await this.scripts.run('throttle-release', { ...this.laneKeys(laneId), jobs: [] }, { now: '', laneId, mode: 'release', members }),
+      await this.scripts.run('throttle-release', { ...this.laneKeys(laneId), jobs: [] }, { now, laneId, mode: 'release', members }),
     );
   }
 
@@ -202,13 +202,13 @@ export class LaneScripts {
   }
 
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
-  async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
+  async pause(laneId: string, ms: number, scope: 'lane' | 'global', now = ''): Promise<number> {
     return integerReply(
       'throttle-pause',
       await this.scripts.run(
         'throttle-pause',
         { lane: this.keys.lane(laneId), global: this.keys.global, waiting: this.keys.waiting, ready: this.keys.ready },
-        { now: '', pauseUs: Math.round(ms * 1000), scope, laneId, marginPpm: this.timing.marginPpm },
+        { now, pauseUs: Math.round(ms * 1000), scope, laneId, marginPpm: this.timing.marginPpm },
       ),
     );
   }

@@ -1,0 +1,268 @@
+// A pure TypeScript reference model of the lane throttle: admission (lua/throttle-admit.lua), the
+// dispatcher (lua/throttle-dispatch.lua), a worker's start, late start and hand-back
+// (lua/throttle-start.lua), releases (lua/throttle-release.lua) and pauses (lua/throttle-pause.lua).
+// Property tests drive it and the scripts with the same operations and injected times and require the
+// same answers (test/integration/throttle/dispatch-model.test.ts); bench/global-cap.ts uses it, with no
+// delivery time and no horizon, as the ideal schedule a real run is measured against. Redis's sorted
+// sets order equal scores by member; the model orders the same way.
+
+/** One queued job of a lane: its member `<job id>|<cost>` and its score (predicted start, FIFO). */
+interface QueuedMember {
+  member: string;
+  score: number;
+}
+
+interface LaneState {
+  d: number;
+  c: number;
+  p: number;
+  v: number;
+  i: number;
+  b: number;
+  queue: QueuedMember[];
+}
+
+export interface ModelSettings {
+  /** 0: no global cap. */
+  globalIntervalUs: number;
+  marginPpm: number;
+}
+
+export type ModelAdmit =
+  | { kind: 'admitted'; startUs: number; position: number }
+  | { kind: 'queue_full'; retryUs: number; depth: number }
+  | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number };
+
+export interface ModelDispatch {
+  nextUs: number;
+  jobs: { jobId: string; laneId: string; startUs: number }[];
+}
+
+export type ModelStart = { go: true; startUs: number } | { go: false };
+
+/** `units` x interval stretched by the margin, whole µs (includes/lane.lua span). */
+export function span(units: number, interval: number, marginPpm: number): number {
+  return Math.floor((units * interval * (1_000_000 + marginPpm)) / 1_000_000);
+}
+
+function eligible(c: number, p: number, interval: number, burst: number, marginPpm: number): number {
+  return Math.max(c - span(burst, interval, marginPpm), p);
+}
+
+/** Redis's order of a sorted set: by score, then by member (bytewise). */
+function byScoreThenMember(a: [string, number], b: [string, number]): number {
+  return a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+}
+
+function costOf(member: string): number {
+  return Number(member.slice(member.lastIndexOf('|') + 1));
+}
+
+export class DispatchModel {
+  private readonly lanes = new Map<string, LaneState>();
+  private readonly waiting = new Map<string, number>();
+  private readonly ready = new Map<string, number>();
+  private readonly dispatched = new Map<string, number>();
+  private globalSlot = 0;
+  private virtual = 0;
+
+  constructor(private readonly settings: ModelSettings) {}
+
+  private lane(id: string): LaneState {
+    let lane = this.lanes.get(id);
+    if (!lane) {
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, queue: [] };
+      this.lanes.set(id, lane);
+    }
+    return lane;
+  }
+
+  private busyCount(): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) if (lane.d > 0) n++;
+    return n;
+  }
+
+  private activate(id: string, lane: LaneState): void {
+    lane.v = Math.max(lane.v, this.virtual);
+    this.waiting.set(id, eligible(lane.c, lane.p, lane.i, lane.b, this.settings.marginPpm));
+  }
+
+  private reposition(id: string, lane: LaneState): void {
+    if (lane.d <= 0) return;
+    this.ready.delete(id);
+    this.waiting.set(id, eligible(lane.c, lane.p, lane.i, lane.b, this.settings.marginPpm));
+  }
+
+  admit(nowUs: number, laneId: string, jobId: string, cost: number, capacity: number, intervalUs: number, burst: number, maxWaitUs = 0): ModelAdmit {
+    const m = this.settings.marginPpm;
+    const lane = this.lane(laneId);
+    const depth = lane.d;
+    const busy = this.busyCount() + (depth === 0 ? 1 : 0);
+    const g = this.settings.globalIntervalUs;
+    const interval = g <= 0 ? intervalUs : Math.max(intervalUs, Math.max(busy, 1) * g);
+    let base = Math.max(nowUs, eligible(lane.c, lane.p, intervalUs, burst, m));
+    if (g > 0) base = Math.max(base, this.globalSlot);
+    if (depth + cost > capacity) {
+      const need = depth + cost - capacity;
+      let ahead = 0;
+      let at = base;
+      for (const q of lane.queue.slice(0, need)) {
+        at = base + span(ahead, interval, m);
+        ahead += costOf(q.member);
+        if (ahead >= need) break;
+      }
+      return { kind: 'queue_full', retryUs: Math.max(1000, at - nowUs), depth };
+    }
+    const start = base + span(depth, interval, m);
+    if (maxWaitUs > 0 && start - nowUs > maxWaitUs) return { kind: 'wait_too_long', retryUs: start - nowUs - maxWaitUs, waitUs: start - nowUs, depth };
+    const last = lane.queue[lane.queue.length - 1];
+    const order = last && last.score >= start ? last.score + 1 : start;
+    const position = lane.queue.length;
+    lane.queue.push({ member: `${jobId}|${cost}`, score: order });
+    lane.d = depth + cost;
+    lane.i = intervalUs;
+    lane.b = burst;
+    if (depth === 0) this.activate(laneId, lane);
+    return { kind: 'admitted', startUs: start, position };
+  }
+
+  dispatch(nowUs: number, horizonUs: number, deliveryUs: number, maxJobs: number): ModelDispatch {
+    const m = this.settings.marginPpm;
+    const g = this.settings.globalIntervalUs;
+    const capped = g > 0;
+    const horizon = nowUs + horizonUs;
+    let floor = nowUs + deliveryUs;
+    const jobs: ModelDispatch['jobs'] = [];
+    let nextDue = 0;
+    while (jobs.length < maxJobs) {
+      let t = floor;
+      if (capped && this.globalSlot > t) t = this.globalSlot;
+      if (t > horizon) {
+        nextDue = t;
+        break;
+      }
+      const by = capped ? t : horizon;
+      const moving = [...this.waiting.entries()].filter(([, s]) => s <= by).sort(byScoreThenMember).slice(0, 128);
+      for (const [id] of moving) {
+        this.waiting.delete(id);
+        this.ready.set(id, this.lane(id).v);
+      }
+      const top = [...this.ready.entries()].sort(byScoreThenMember)[0];
+      if (!top) {
+        const first = [...this.waiting.entries()].sort(byScoreThenMember)[0];
+        if (!first) break;
+        const at = first[1];
+        if (!capped || at > horizon) {
+          nextDue = Math.max(at, floor);
+          break;
+        }
+        floor = at;
+        continue;
+      }
+      const id = top[0];
+      const lane = this.lane(id);
+      const head = lane.queue[0];
+      if (!head) {
+        this.ready.delete(id);
+        this.waiting.delete(id);
+        lane.d = 0;
+        continue;
+      }
+      const cost = costOf(head.member);
+      const depth = lane.d - cost;
+      const start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, lane.i, lane.b, m));
+      lane.queue.shift();
+      lane.c = Math.max(lane.c, start) + span(cost, lane.i, m);
+      this.virtual = Math.max(this.virtual, lane.v);
+      lane.v += cost * lane.i;
+      if (capped) this.globalSlot = start + span(cost, g, m);
+      this.dispatched.set(`${head.member}|${id}`, start);
+      jobs.push({ jobId: head.member.slice(0, head.member.lastIndexOf('|')), laneId: id, startUs: start });
+      lane.d = Math.max(0, depth);
+      this.ready.delete(id);
+      if (depth > 0) this.waiting.set(id, eligible(lane.c, lane.p, lane.i, lane.b, m));
+    }
+    if (jobs.length === maxJobs) nextDue = nowUs;
+    if (nextDue === 0 && this.ready.size > 0) nextDue = Math.max(floor, this.globalSlot);
+    return { nextUs: nextDue, jobs };
+  }
+
+  /** A worker asks for the start of `member`'s job (lua/throttle-start.lua). */
+  start(nowUs: number, laneId: string, member: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue' }, intervalUs: number, burst: number, horizonUs: number, deliveryUs: number, lateToleranceUs: number): ModelStart {
+    const requeue = (): ModelStart => {
+      const lane = this.lane(laneId);
+      if (lane.queue.some((q) => q.member === member)) return { go: false };
+      const head = lane.queue[0];
+      lane.queue.unshift({ member, score: head ? head.score - 1 : nowUs });
+      lane.d += costOf(member);
+      lane.i = intervalUs;
+      lane.b = burst;
+      if (lane.d === costOf(member)) this.activate(laneId, lane);
+      return { go: false };
+    };
+    const late = (held: number): ModelStart => {
+      const m = this.settings.marginPpm;
+      const lane = this.lane(laneId);
+      const cost = costOf(member);
+      if (lane.c > held + span(cost, intervalUs, m)) return requeue();
+      let start = Math.max(nowUs + deliveryUs, lane.p);
+      if (this.settings.globalIntervalUs > 0) start = Math.max(start, this.globalSlot);
+      if (start - nowUs > horizonUs) return requeue();
+      lane.c = start + span(cost, intervalUs, m);
+      this.reposition(laneId, lane);
+      if (this.settings.globalIntervalUs > 0) this.globalSlot = start + span(cost, this.settings.globalIntervalUs, m);
+      return { go: true, startUs: start };
+    };
+    if (how.mode === 'requeue') return requeue();
+    if (how.mode === 'late') return late(how.heldUs);
+    const entry = `${member}|${laneId}`;
+    const slot = this.dispatched.get(entry);
+    if (slot === undefined) return requeue();
+    this.dispatched.delete(entry);
+    if (nowUs - slot > lateToleranceUs) return late(slot);
+    return { go: true, startUs: slot };
+  }
+
+  /** Takes members out of a lane unconditionally (lua/throttle-release.lua, mode release). */
+  release(laneId: string, members: string[]): number {
+    const lane = this.lane(laneId);
+    let removed = 0;
+    for (const member of members) {
+      const at = lane.queue.findIndex((q) => q.member === member);
+      if (at < 0) continue;
+      lane.queue.splice(at, 1);
+      removed += costOf(member);
+    }
+    if (removed > 0) {
+      lane.d = Math.max(0, lane.d - removed);
+      if (lane.d === 0) {
+        this.waiting.delete(laneId);
+        this.ready.delete(laneId);
+      }
+    }
+    return removed;
+  }
+
+  /** Holds a lane, or the whole throttle, `pauseUs` from now (lua/throttle-pause.lua). */
+  pause(nowUs: number, laneId: string, pauseUs: number, scope: 'lane' | 'global'): number {
+    const resume = nowUs + pauseUs;
+    if (scope === 'global') {
+      const was = this.globalSlot;
+      if (was < resume) this.globalSlot = resume;
+      return Math.max(was, resume);
+    }
+    const lane = this.lane(laneId);
+    const was = lane.p;
+    if (was < resume) {
+      lane.p = resume;
+      this.reposition(laneId, lane);
+    }
+    return Math.max(was, resume);
+  }
+
+  /** Queued cost units of a lane. */
+  depth(laneId: string): number {
+    return this.lanes.get(laneId)?.d ?? 0;
+  }
+}

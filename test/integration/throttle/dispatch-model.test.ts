@@ -1,0 +1,109 @@
+// Property tests of the lane throttle: random sequences of admissions, dispatch rounds, worker starts
+// (on time, late, or after the job went back), upstream hand-backs, releases and pauses, with injected
+// times, give the same answers from the Lua scripts on real Redis (single node and cluster) and from the
+// TypeScript model (src/throttle/dispatch.model.ts), with and without a global cap.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { laneMember } from '../../../src/throttle/keys.js';
+import { DispatchModel } from '../../../src/throttle/dispatch.model.js';
+import { TOPOLOGIES, useBackend } from '../../helpers/fixtures.js';
+
+const LANES = ['a', 'b', 'c', 'd', 'e'];
+
+const op = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom(...LANES), cost: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('requeue' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom(...LANES), ms: fc.integer({ min: 1, max: 300 }), global: fc.boolean() }),
+  },
+);
+const step = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 400_000 })), op });
+const config = fc.record({
+  ratePerSecond: fc.constantFrom(10, 20, 50, 100, 333),
+  capacity: fc.integer({ min: 2, max: 12 }),
+  burst: fc.integer({ min: 0, max: 2 }),
+  globalRatePerSecond: fc.option(fc.constantFrom(20, 50, 120, 500), { nil: undefined }),
+});
+
+let run = 0;
+
+describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Redis', (topology) => {
+  const ctx = useBackend(topology);
+
+  it('admission, dispatch, starts, hand-backs, releases and pauses agree', async () => {
+    await fc.assert(
+      fc.asyncProperty(config, fc.array(step, { minLength: 1, maxLength: 60 }), fc.integer({ min: 0, max: 2 ** 30 }), async (cfg, steps, offset) => {
+        const throttle = ctx.sluice.throttle(`prop${run++}`, { ...cfg, submitTimeoutMs: 10_000 });
+        const lanes = throttle.gateLanes;
+        const t = throttle.timing;
+        const model = new DispatchModel({ globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm });
+        let now = 1_700_000_000_000_000 + offset;
+        let job = 0;
+        const queued: { lane: string; jobId: string; cost: number }[] = [];
+        const dispatched: { lane: string; jobId: string; cost: number }[] = [];
+        const started: { lane: string; jobId: string; cost: number }[] = [];
+        for (const { dtUs, op: o } of steps) {
+          now += dtUs;
+          const at = String(now);
+          switch (o.kind) {
+            case 'admit': {
+              const jobId = `p${job++}`;
+              const got = await lanes.admit(o.lane, jobId, o.cost, false, at);
+              const want = model.admit(now, o.lane, jobId, o.cost, cfg.capacity, t.laneIntervalUs, cfg.burst);
+              const { nowUs: _n, ...rest } = got as typeof got & { nowUs: number };
+              expect(rest).toEqual(want);
+              if (want.kind === 'admitted') queued.push({ lane: o.lane, jobId, cost: o.cost });
+              break;
+            }
+            case 'dispatch': {
+              const got = await lanes.dispatch(o.maxJobs, at);
+              const want = model.dispatch(now, t.leadUs, t.deliveryUs, o.maxJobs);
+              expect({ nextUs: got.nextUs, jobs: got.jobs }).toEqual(want);
+              for (const j of want.jobs) {
+                const i = queued.findIndex((q) => q.jobId === j.jobId);
+                dispatched.push(queued.splice(i, 1)[0]!);
+              }
+              break;
+            }
+            case 'start': {
+              if (dispatched.length === 0) break;
+              const j = dispatched.splice(o.pick % dispatched.length, 1)[0]!;
+              const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'start' }, at);
+              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'start' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+              expect(got.go ? { go: true, startUs: got.startUs } : { go: false }).toEqual(want);
+              (want.go ? started : queued).push(j);
+              break;
+            }
+            case 'requeue': {
+              if (started.length === 0) break;
+              const j = started.splice(o.pick % started.length, 1)[0]!;
+              const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'requeue' }, at);
+              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'requeue' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+              expect(got.go).toBe(false);
+              expect(want.go).toBe(false);
+              queued.push(j);
+              break;
+            }
+            case 'release': {
+              if (queued.length === 0) break;
+              const j = queued.splice(o.pick % queued.length, 1)[0]!;
+              expect(await lanes.release(j.lane, [laneMember(j.jobId, j.cost)], at)).toBe(model.release(j.lane, [laneMember(j.jobId, j.cost)]));
+              break;
+            }
+            case 'pause': {
+              const scope = o.global ? 'global' : 'lane';
+              expect(await lanes.pause(o.lane, o.ms, scope, at)).toBe(model.pause(now, o.lane, o.ms * 1000, scope));
+              break;
+            }
+          }
+        }
+        for (const lane of LANES) expect((await lanes.state(lane, String(now))).depth).toBe(model.depth(lane));
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
