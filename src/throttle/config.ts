@@ -121,7 +121,7 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
   // Under a global cap the slots dispatched ahead stand between an idle key's first job and the
   // upstream: the horizon is kept near one global interval (at least 10 ms, so a dispatcher need not
   // run more than every few ms), and always beyond the delivery time.
-  const lead = globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, Math.max(10_000, globalIntervalUs)) : config.leadMs * 1000;
+  const lead = globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, Math.max(20_000, globalIntervalUs)) : config.leadMs * 1000;
   return {
     laneIntervalUs: Math.max(1, Math.round(1e6 / config.ratePerSecond)),
     globalIntervalUs,

@@ -158,7 +158,7 @@ export class LaneScripts {
         marginPpm: t.marginPpm,
         lanePrefix: this.keys.lanePrefix,
         jobPrefix: this.keys.jobPrefix,
-        missingRetryUs: 20_000,
+        missingRetryUs: 1_000,
       },
     );
     if (!Array.isArray(reply) || reply.length < 3 || (reply.length - 3) % 3 !== 0) {
