@@ -11,7 +11,7 @@
 -- ARGV[2]  member: the job's member "<job id>|<cost>"
 -- ARGV[3]  laneId: lane id
 -- ARGV[4]  mode: 'start' (the job just arrived), 'late' (it missed the start it was given: heldUs), or
---          'requeue' (put it back at the head of its lane: an upstream said "later")
+--          'requeue' (the worker parked the job: put it back at the head of its lane)
 -- ARGV[5]  heldUs: the start µs the job missed ('late'), else ''
 -- ARGV[6]  laneIntervalUs: the lane's interval in µs (kept in the lane for the dispatcher when the job goes back)
 -- ARGV[7]  burst: the lane's burst
@@ -21,13 +21,16 @@
 -- ARGV[11] deliveryUs: and no sooner than this after now
 -- ARGV[12] lateToleranceUs: a job that arrives later than this after its start is late
 -- returns {1, start µs, now µs}  go: start the job at `start`
---         {0, 0, now µs}        not now: the job is back in its lane (the dispatcher hands it out again);
---                               the worker parks it in BullMQ's delayed set until then
+--         {0, 0, now µs}        not now: the worker parks the job in BullMQ's delayed set, then calls
+--                               again with 'requeue', which puts it back at the head of its lane (the
+--                               dispatcher hands it out again at its turn)
 -- A job that was dispatched starts at its slot. A job that arrives without one (a retry, a re-run after
--- a crashed worker, a job brought back early) is queued again at the head of its lane: every start,
--- first or not, is paced and ordered by the dispatcher. A late job takes the next free instant of the
--- meters at once when no later job of its lane was dispatched after it (its lane's order and spacing
--- hold); otherwise it goes back to the head of its lane.
+-- a crashed worker, a job brought back early) goes back to the head of its lane: every start, first or
+-- not, is paced and ordered by the dispatcher. A late job takes the next free instant of the meters at
+-- once when no later job of its lane was dispatched after it (its lane's order and spacing hold);
+-- otherwise it goes back too. The job is parked before its member is back in the lane, so the
+-- dispatcher can never promote a job that is not parked yet; meanwhile a marker in the dispatched set
+-- (scored now) lets lane repair bring the job back if its worker died between the two steps.
 -- @include now
 -- @include lane
 
@@ -42,7 +45,15 @@ local global_interval = tonumber(ARGV[8])
 local margin = tonumber(ARGV[9])
 local tolerance = tonumber(ARGV[12])
 
+local entry = member .. '|' .. lane_id
+
+local function park()
+  redis.call('ZADD', KEYS[5], now, entry)
+  return {0, 0, now}
+end
+
 local function requeue()
+  redis.call('ZREM', KEYS[5], entry)
   if redis.call('ZSCORE', KEYS[2], member) then return {0, 0, now} end
   local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   local order = head[2] and tonumber(head[2]) - 1 or now
@@ -57,14 +68,14 @@ end
 local function late(held)
   local st = redis.call('HMGET', KEYS[1], 'c', 'p')
   local tat = tonumber(st[1] or 0)
-  if tat > held + span(cost, interval, margin) then return requeue() end
+  if tat > held + span(cost, interval, margin) then return park() end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0))
   local global_slot = 0
   if global_interval > 0 then
     global_slot = tonumber(redis.call('HGET', KEYS[4], 's') or 0)
     start = math.max(start, global_slot)
   end
-  if start - now > tonumber(ARGV[10]) then return requeue() end
+  if start - now > tonumber(ARGV[10]) then return park() end
   redis.call('HSET', KEYS[1], 'c', start + span(cost, interval, margin))
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if global_interval > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, global_interval, margin)) end
@@ -73,9 +84,8 @@ end
 
 if mode == 'requeue' then return requeue() end
 if mode == 'late' then return late(tonumber(ARGV[5])) end
-local entry = member .. '|' .. lane_id
 local slot = redis.call('ZSCORE', KEYS[5], entry)
-if not slot then return requeue() end
+if not slot then return park() end
 redis.call('ZREM', KEYS[5], entry)
 slot = tonumber(slot)
 if now - slot > tolerance then return late(slot) end

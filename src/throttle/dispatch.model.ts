@@ -190,7 +190,13 @@ export class DispatchModel {
 
   /** A worker asks for the start of `member`'s job (lua/throttle-start.lua). */
   start(nowUs: number, laneId: string, member: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue' }, intervalUs: number, burst: number, horizonUs: number, deliveryUs: number, lateToleranceUs: number): ModelStart {
+    const entry = `${member}|${laneId}`;
+    const park = (): ModelStart => {
+      this.dispatched.set(entry, nowUs);
+      return { go: false };
+    };
     const requeue = (): ModelStart => {
+      this.dispatched.delete(entry);
       const lane = this.lane(laneId);
       if (lane.queue.some((q) => q.member === member)) return { go: false };
       const head = lane.queue[0];
@@ -205,10 +211,10 @@ export class DispatchModel {
       const m = this.settings.marginPpm;
       const lane = this.lane(laneId);
       const cost = costOf(member);
-      if (lane.c > held + span(cost, intervalUs, m)) return requeue();
+      if (lane.c > held + span(cost, intervalUs, m)) return park();
       let start = Math.max(nowUs + deliveryUs, lane.p);
       if (this.settings.globalIntervalUs > 0) start = Math.max(start, this.globalSlot);
-      if (start - nowUs > horizonUs) return requeue();
+      if (start - nowUs > horizonUs) return park();
       lane.c = start + span(cost, intervalUs, m);
       this.reposition(laneId, lane);
       if (this.settings.globalIntervalUs > 0) this.globalSlot = start + span(cost, this.settings.globalIntervalUs, m);
@@ -216,9 +222,8 @@ export class DispatchModel {
     };
     if (how.mode === 'requeue') return requeue();
     if (how.mode === 'late') return late(how.heldUs);
-    const entry = `${member}|${laneId}`;
     const slot = this.dispatched.get(entry);
-    if (slot === undefined) return requeue();
+    if (slot === undefined) return park();
     this.dispatched.delete(entry);
     if (nowUs - slot > lateToleranceUs) return late(slot);
     return { go: true, startUs: slot };

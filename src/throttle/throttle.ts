@@ -250,7 +250,8 @@ export class Throttle {
         // In-process: every wait is spent here; fn runs in the same step as the lateness check.
         const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => fn());
         if (outcome.started) return await outcome.result;
-        // Sent back to its lane (it missed its start): dispatched again at its turn.
+        // It missed its start: back to its lane, dispatched again at its turn.
+        await this.gateLanes.start(laneId, jobId, cost, { mode: 'requeue' });
       }
     } catch (error) {
       // Give the unit back if we never got to start (the gate call itself may have failed).

@@ -159,9 +159,11 @@ export class ThrottleWorker {
       () => this.handlerSlots.release(),
     );
     if (!outcome.started) {
-      // Back at the head of its lane: parked until the dispatcher hands it out again.
+      // No start for it now: parked, then back at the head of its lane (in that order: the dispatcher
+      // may promote it the moment it is back), until the dispatcher hands it out again.
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
+      await lanes.start(lane, job.id!, cost, { mode: 'requeue' });
       throw new DelayedError();
     }
     try {
@@ -172,8 +174,8 @@ export class ThrottleWorker {
       // lane and park it, no attempt used.
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'upstream' });
       await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
-      await lanes.start(lane, job.id!, cost, { mode: 'requeue' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
+      await lanes.start(lane, job.id!, cost, { mode: 'requeue' });
       throw new DelayedError();
     } finally {
       this.handlerSlots.release();

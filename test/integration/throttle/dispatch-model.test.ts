@@ -15,6 +15,7 @@ const op = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('requeue' as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
   {
     weight: 1,
@@ -46,6 +47,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         const queued: { lane: string; jobId: string; cost: number }[] = [];
         const dispatched: { lane: string; jobId: string; cost: number }[] = [];
         const started: { lane: string; jobId: string; cost: number }[] = [];
+        const parked: { lane: string; jobId: string; cost: number }[] = [];
         for (const { dtUs, op: o } of steps) {
           now += dtUs;
           const at = String(now);
@@ -75,12 +77,23 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'start' }, at);
               const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'start' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
               expect(got.go ? { go: true, startUs: got.startUs } : { go: false }).toEqual(want);
-              (want.go ? started : queued).push(j);
+              // A job with no start now is parked by its worker, then put back in its lane.
+              (want.go ? started : parked).push(j);
               break;
             }
             case 'requeue': {
               if (started.length === 0) break;
               const j = started.splice(o.pick % started.length, 1)[0]!;
+              const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'requeue' }, at);
+              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'requeue' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+              expect(got.go).toBe(false);
+              expect(want.go).toBe(false);
+              queued.push(j);
+              break;
+            }
+            case 'unpark': {
+              if (parked.length === 0) break;
+              const j = parked.splice(o.pick % parked.length, 1)[0]!;
               const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'requeue' }, at);
               const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'requeue' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
               expect(got.go).toBe(false);
