@@ -21,7 +21,7 @@ describe('cancel', () => {
     // Full: a third unit is refused.
     expect((await throttle.submit('acme', 'c', { tenant: 'acme' })).admitted).toBe(false);
     expect(await cancelJob(scripts, ctx.sluice.redis, throttle, a.jobId, 'globex')).toEqual({ cancelled: false, state: 'missing' });
-    expect(await cancelJob(scripts, ctx.sluice.redis, throttle, a.jobId, 'acme')).toEqual({ cancelled: true, freedUnits: 2, previousState: 'wait' });
+    expect(await cancelJob(scripts, ctx.sluice.redis, throttle, a.jobId, 'acme')).toEqual({ cancelled: true, freedUnits: 2, previousState: 'delayed' });
     expect(await throttle.job(a.jobId)).toBeNull();
     expect((await throttle.lane('acme')).depth).toBe(3);
     expect(await ctx.sluice.redis.zscore(throttle.keys.busy, 'acme')).toBe('3');

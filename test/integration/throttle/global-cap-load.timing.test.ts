@@ -1,0 +1,65 @@
+// The global cap under multi-tenant load (issue 13), and a lane's FIFO order across worker processes
+// (issue 8, defect 9). 10 heavy keys x 100 jobs and 190 light keys x 3 jobs, in random order, under a
+// cap of 200/s with lanes of 50/s, two worker processes: the cap holds in every second, starts run near
+// the cap while demand exceeds it (work-conserving), keys share it as the ideal schedule does (Jain vs
+// the reference model's schedule of the same submits), light keys' first starts come within a second
+// of the ideal's, and nothing trails behind. Then one lane's jobs start in submit order across two workers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capJobs, capReport, submitAll } from '../../helpers/global-cap.js';
+import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
+import { ThrottleProc, until } from '../../helpers/throttle-procs.js';
+
+const config = { ratePerSecond: 50, capacity: 1000, globalRatePerSecond: 200 };
+
+describe('global cap under load', () => {
+  let backend: Backend;
+  const procs: ThrottleProc[] = [];
+  beforeAll(async () => {
+    backend = await startBackend('single');
+  });
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.close()));
+    await backend?.dispose();
+  });
+
+  it('200 keys with uneven demand share a cap of 200/s: work-conserving, fair, never over', async () => {
+    const prefix = uniquePrefix();
+    const workers = await Promise.all([0, 1].map(() => ThrottleProc.start(backend, prefix, 'cap', config)));
+    procs.push(...workers);
+    await Promise.all(workers.map((w) => w.worker(10)));
+    const throttle = backend.sluice({ prefix }).throttle('cap', config);
+    const jobs = capJobs(10, 100, 190, 3);
+    const byId = new Map<string, (typeof jobs)[number]>();
+    await submitAll(jobs, async (j) => {
+      const r = await throttle.submit(j.key, { k: j.key });
+      expect(r.admitted).toBe(true);
+      if (r.admitted) byId.set(r.jobId, j);
+    });
+    const count = () => workers.reduce((a, w) => a + w.starts.length, 0);
+    await until(() => count() >= jobs.length, 40_000, 'every start');
+    for (const w of workers) for (const s of w.starts) byId.get(s.id)!.start = s.t;
+    const r = capReport(jobs, config);
+    expect(r.started).toBe(jobs.length);
+    expect(r.maxIn1s).toBeLessThanOrEqual(200);
+    // 0.99 is the pacing margin's ceiling; the bench measures 0.97 on a quiet machine.
+    expect(r.achievedOverCap).toBeGreaterThanOrEqual(0.9);
+    expect(r.jainVsIdeal).toBeGreaterThanOrEqual(0.95);
+    expect(r.lightFirstStartMs.p99!).toBeLessThanOrEqual(r.lightFirstStartIdealMs.p99! + 1_000);
+    expect(r.makespanOverIdeal).toBeLessThanOrEqual(1.2);
+  });
+
+  it("keeps one lane's FIFO order across two worker processes", async () => {
+    const prefix = uniquePrefix();
+    const lane = { ratePerSecond: 40, capacity: 200 };
+    const workers = await Promise.all([0, 1].map(() => ThrottleProc.start(backend, prefix, 'fifo', lane)));
+    procs.push(...workers);
+    const throttle = backend.sluice({ prefix }).throttle('fifo', lane);
+    // Queued before the workers come: a backlog, the case where two workers raced for it before.
+    for (let i = 0; i < 60; i++) expect((await throttle.submit('k', { tag: String(i) })).admitted).toBe(true);
+    await Promise.all(workers.map((w) => w.worker(10)));
+    await until(() => workers.reduce((a, w) => a + w.starts.length, 0) >= 60, 20_000, 'every start');
+    const starts = workers.flatMap((w) => w.starts).sort((a, b) => a.t - b.t);
+    expect(starts.map((s) => Number(s.tag))).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(new Set(starts.map((s) => s.pid)).size).toBe(2);
+  });
+});
