@@ -113,15 +113,19 @@ export interface ThrottleTiming {
   enqueueByUs: number;
 }
 
-/** BullMQ's promote-to-worker latency on a healthy loopback Redis is 1-3 ms; 5 ms leaves room. */
-const DELIVERY_US = 5_000;
+/**
+ * BullMQ's promote-to-worker path takes 1-3 ms on a healthy loopback Redis, up to ~10 ms for a process's
+ * first jobs; a job that reaches its start later than that plus the lateness tolerance goes back to its
+ * lane behind the lane's next job, so the allowance is generous.
+ */
+const DELIVERY_US = 10_000;
 
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
   const globalIntervalUs = config.globalRatePerSecond ? Math.max(1, Math.round(1e6 / config.globalRatePerSecond)) : 0;
   // Under a global cap the slots dispatched ahead stand between an idle key's first job and the
-  // upstream: the horizon is kept near one global interval (at least 10 ms, so a dispatcher need not
-  // run more than every few ms), and always beyond the delivery time.
-  const lead = globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, Math.max(20_000, globalIntervalUs)) : config.leadMs * 1000;
+  // upstream: the horizon is kept near one global interval (at least 25 ms, so a dispatcher need not
+  // run more than every ~10 ms), and always beyond the delivery time.
+  const lead = globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, Math.max(25_000, globalIntervalUs)) : config.leadMs * 1000;
   return {
     laneIntervalUs: Math.max(1, Math.round(1e6 / config.ratePerSecond)),
     globalIntervalUs,

@@ -85,6 +85,10 @@ export class Dispatcher {
   }
 
   private async run(): Promise<void> {
+    // The queue the promotes go through, connected before the first round: a first promote that
+    // waited for it would hand its jobs out late.
+    await this.bullQueue().waitUntilReady().catch(() => undefined);
+    this.listen();
     while (!this.stopping) {
       let reply: DispatchReply;
       try {

@@ -112,6 +112,10 @@ export class ThrottleWorker {
       removeOnFail: keepOf(throttle.config.keepFailed),
     });
     this.worker.on('error', () => undefined); // reconnects are BullMQ's job; calls surface real failures
+    // Dispatch only once this process can take what it hands out: a job handed out before the worker
+    // is connected would reach its start late.
+    await this.worker.waitUntilReady();
+    if (this.closing) return;
     throttle.dispatcher.acquire();
     this.dispatching = throttle;
     const observer = this.ctx.observer;
