@@ -94,5 +94,6 @@ describe('least-privilege Redis user', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(wrong.logs.filter((l) => l.event === 'redis_auth_refused')).toHaveLength(1);
     expect(JSON.stringify(wrong.logs)).not.toContain('not-the-password');
-  });
+    // Two serve processes that cannot reach Redis take ~25 s to come up (their ready wait runs out first).
+  }, 90_000);
 });
