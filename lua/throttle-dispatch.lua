@@ -12,7 +12,7 @@
 -- ARGV[2]  horizonUs: dispatch the starts due within this many µs
 -- ARGV[3]  deliveryUs: no start is given sooner than this after now (the time BullMQ needs to hand the job to a worker)
 -- ARGV[4]  maxJobs: at most this many jobs per call
--- ARGV[5]  globalIntervalUs: global interval in µs (0: no global cap)
+-- ARGV[5]  globalIntervalUs: global interval in µs (0: no global cap; an interval learnt from the upstream may still apply)
 -- ARGV[6]  marginPpm: pacing margin in parts per million
 -- ARGV[7]  lanePrefix: a lane's key is lanePrefix .. lane id (its queue: .. ':q')
 -- ARGV[8]  jobPrefix: a BullMQ job hash is jobPrefix .. job id ('p'-prefixed ids are in-process: no job)
@@ -34,15 +34,16 @@ if redis.call('HGET', KEYS[6], 'paused') then return {0, now, 0} end
 local horizon = now + tonumber(ARGV[2])
 local floor = now + tonumber(ARGV[3])
 local max_jobs = tonumber(ARGV[4])
-local global_interval = tonumber(ARGV[5])
 local margin = tonumber(ARGV[6])
 local lane_prefix = ARGV[7]
 local job_prefix = ARGV[8]
-local capped = global_interval > 0
 
-local g = redis.call('HMGET', KEYS[3], 's', 'v')
+local g = redis.call('HMGET', KEYS[3], 's', 'v', 'ui', 'ue')
 local global_slot = tonumber(g[1] or 0)
 local virtual = tonumber(g[2] or 0)
+-- The configured cap, or what the upstream said it allows (lua/upstream-learn.lua), the slower.
+local global_interval = learned(tonumber(ARGV[5]), g[3], g[4], now)
+local capped = global_interval > 0
 local out = {0, now, 0}
 local n = 0
 local next_due = 0
@@ -86,19 +87,21 @@ while n < max_jobs do
         redis.call('ZREM', KEYS[2], id)
         redis.call('ZADD', KEYS[1], horizon + tonumber(ARGV[9]), id)
       else
-        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b')
+        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue')
         local depth = tonumber(st[1] or 0) - cost
         local tat = tonumber(st[2] or 0)
         local paused = tonumber(st[3] or 0)
         local tag = tonumber(st[4] or 0)
-        local interval = tonumber(st[5] or 1)
+        local weight = tonumber(st[5] or 1)
+        -- Paced by its own interval, or slower when its upstream said so; weighted by its own.
+        local interval = learned(weight, st[7], st[8], now)
         local burst = tonumber(st[6] or 0)
         local start = t
         if not capped then start = math.max(floor, lane_eligible(tat, paused, interval, burst, margin)) end
         redis.call('ZREM', queue_key, member)
         tat = math.max(tat, start) + span(cost, interval, margin)
         virtual = math.max(virtual, tag)
-        tag = tag + cost * interval
+        tag = tag + cost * weight
         if capped then global_slot = start + span(cost, global_interval, margin) end
         redis.call('ZADD', KEYS[5], start, member .. '|' .. id)
         out[#out + 1] = job_id

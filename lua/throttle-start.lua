@@ -66,19 +66,18 @@ local function requeue()
 end
 
 local function late(held)
-  local st = redis.call('HMGET', KEYS[1], 'c', 'p')
+  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue')
   local tat = tonumber(st[1] or 0)
-  if tat > held + span(cost, interval, margin) then return park() end
+  local lane_interval = learned(interval, st[3], st[4], now)
+  if tat > held + span(cost, lane_interval, margin) then return park() end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0))
-  local global_slot = 0
-  if global_interval > 0 then
-    global_slot = tonumber(redis.call('HGET', KEYS[4], 's') or 0)
-    start = math.max(start, global_slot)
-  end
+  local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue')
+  local cap = learned(global_interval, g[2], g[3], now)
+  if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park() end
-  redis.call('HSET', KEYS[1], 'c', start + span(cost, interval, margin))
+  redis.call('HSET', KEYS[1], 'c', start + span(cost, lane_interval, margin))
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
-  if global_interval > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, global_interval, margin)) end
+  if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
   return {1, start, now}
 end
 

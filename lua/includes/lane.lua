@@ -9,8 +9,12 @@
 --   i  the lane's interval in µs (1e6 / its rate: plan, override), b  its burst, as its last admission
 --      (or an operator's override) set them: the dispatcher paces the lane by them
 --   n  the plan of the lane's last admission (shown by the admin API)
+--   ui, ue  an interval in µs learnt from the upstream for this lane, in force until Redis-time µs ue
+--      (lua/upstream-learn.lua): while in force the lane is paced by max(i, ui)
 -- plus a sorted set of queued members "<job id>|<cost>" in FIFO order (scored by admission order).
--- Throttle-wide: the busy set (lane id -> queued units, lanes with d > 0: the admin API's index);
+-- Throttle-wide: the global hash {s: next global slot, v: virtual time, ui/ue: an interval learnt from
+-- the upstream for the whole queue and until when it holds: the queue is paced by max(global interval,
+-- ui) while ue > now, even with no global cap configured}; the busy set (lane id -> queued units, lanes with d > 0: the admin API's index);
 -- every busy lane is in exactly one of two dispatch sets, `waiting` (scored by the real µs at which
 -- its own rate, burst and pause let it start next) or `ready` (scored by its fair tag v); the global
 -- hash {s: next global slot µs, v: virtual time}; the dispatched set ("<job id>|<cost>|<lane id>" ->
@@ -39,6 +43,12 @@ end
 local function effective_interval(lane_interval, global_interval, busy)
   if global_interval <= 0 then return lane_interval end
   return math.max(lane_interval, math.max(busy, 1) * global_interval)
+end
+
+-- An interval with what was learnt from the upstream on top: the larger of the two while it holds.
+local function learned(interval, learned_interval, until_us, now)
+  if tonumber(until_us or 0) > now then return math.max(interval, tonumber(learned_interval or 0)) end
+  return interval
 end
 
 -- `units` x interval, stretched by the pacing margin (parts per million), as whole µs.

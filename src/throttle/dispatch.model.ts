@@ -19,6 +19,9 @@ interface LaneState {
   v: number;
   i: number;
   b: number;
+  /** An interval learnt from the upstream (µs) and until when it holds (µs). */
+  ui: number;
+  ue: number;
   queue: QueuedMember[];
 }
 
@@ -45,6 +48,11 @@ export function span(units: number, interval: number, marginPpm: number): number
   return Math.floor((units * interval * (1_000_000 + marginPpm)) / 1_000_000);
 }
 
+/** An interval with what was learnt from the upstream on top (includes/lane.lua learned). */
+function learned(interval: number, learnt: number, untilUs: number, nowUs: number): number {
+  return untilUs > nowUs ? Math.max(interval, learnt) : interval;
+}
+
 function eligible(c: number, p: number, interval: number, burst: number, marginPpm: number): number {
   return Math.max(c - span(burst, interval, marginPpm), p);
 }
@@ -65,13 +73,14 @@ export class DispatchModel {
   private readonly dispatched = new Map<string, number>();
   private globalSlot = 0;
   private virtual = 0;
+  private learntGlobal = { ui: 0, ue: 0 };
 
   constructor(private readonly settings: ModelSettings) {}
 
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, queue: [] };
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, queue: [] };
       this.lanes.set(id, lane);
     }
     return lane;
@@ -127,9 +136,18 @@ export class DispatchModel {
     return { kind: 'admitted', startUs: start, position };
   }
 
+  /** What the upstream said (lua/upstream-learn.lua writes the same fields): the queue's or one existing lane's. */
+  learn(scope: 'queue' | 'lane', laneId: string, intervalUs: number, untilUs: number): void {
+    if (scope === 'queue') this.learntGlobal = { ui: intervalUs, ue: untilUs };
+    else {
+      const lane = this.lanes.get(laneId);
+      if (lane) Object.assign(lane, { ui: intervalUs, ue: untilUs });
+    }
+  }
+
   dispatch(nowUs: number, horizonUs: number, deliveryUs: number, maxJobs: number): ModelDispatch {
     const m = this.settings.marginPpm;
-    const g = this.settings.globalIntervalUs;
+    const g = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
     const capped = g > 0;
     const horizon = nowUs + horizonUs;
     let floor = nowUs + deliveryUs;
@@ -171,9 +189,10 @@ export class DispatchModel {
       }
       const cost = costOf(head.member);
       const depth = lane.d - cost;
-      const start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, lane.i, lane.b, m));
+      const interval = learned(lane.i, lane.ui, lane.ue, nowUs);
+      const start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, interval, lane.b, m));
       lane.queue.shift();
-      lane.c = Math.max(lane.c, start) + span(cost, lane.i, m);
+      lane.c = Math.max(lane.c, start) + span(cost, interval, m);
       this.virtual = Math.max(this.virtual, lane.v);
       lane.v += cost * lane.i;
       if (capped) this.globalSlot = start + span(cost, g, m);
@@ -181,7 +200,7 @@ export class DispatchModel {
       jobs.push({ jobId: head.member.slice(0, head.member.lastIndexOf('|')), laneId: id, startUs: start });
       lane.d = Math.max(0, depth);
       this.ready.delete(id);
-      if (depth > 0) this.waiting.set(id, eligible(lane.c, lane.p, lane.i, lane.b, m));
+      if (depth > 0) this.waiting.set(id, eligible(lane.c, lane.p, interval, lane.b, m));
     }
     if (jobs.length === maxJobs) nextDue = nowUs;
     if (nextDue === 0 && this.ready.size > 0) nextDue = Math.max(floor, this.globalSlot);
@@ -211,13 +230,15 @@ export class DispatchModel {
       const m = this.settings.marginPpm;
       const lane = this.lane(laneId);
       const cost = costOf(member);
-      if (lane.c > held + span(cost, intervalUs, m)) return park();
+      const laneInterval = learned(intervalUs, lane.ui, lane.ue, nowUs);
+      if (lane.c > held + span(cost, laneInterval, m)) return park();
       let start = Math.max(nowUs + deliveryUs, lane.p);
-      if (this.settings.globalIntervalUs > 0) start = Math.max(start, this.globalSlot);
+      const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
+      if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return park();
-      lane.c = start + span(cost, intervalUs, m);
+      lane.c = start + span(cost, laneInterval, m);
       this.reposition(laneId, lane);
-      if (this.settings.globalIntervalUs > 0) this.globalSlot = start + span(cost, this.settings.globalIntervalUs, m);
+      if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };
     };
     if (how.mode === 'requeue') return requeue();

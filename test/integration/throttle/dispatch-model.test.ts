@@ -19,6 +19,16 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
   {
     weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('learn' as const),
+      lane: fc.constantFrom(...LANES),
+      queue: fc.boolean(),
+      intervalUs: fc.integer({ min: 1_000, max: 200_000 }),
+      forUs: fc.integer({ min: -100_000, max: 2_000_000 }),
+    }),
+  },
+  {
+    weight: 1,
     arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom(...LANES), ms: fc.integer({ min: 1, max: 300 }), global: fc.boolean() }),
   },
 );
@@ -105,6 +115,13 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               if (queued.length === 0) break;
               const j = queued.splice(o.pick % queued.length, 1)[0]!;
               expect(await lanes.release(j.lane, [laneMember(j.jobId, j.cost)], at)).toBe(model.release(j.lane, [laneMember(j.jobId, j.cost)]));
+              break;
+            }
+            case 'learn': {
+              // What lua/upstream-learn.lua writes: the queue's fields, or an existing lane's.
+              const key = o.queue ? throttle.keys.global : throttle.keys.lane(o.lane);
+              if (o.queue || (await ctx.backend.raw.exists(key)) === 1) await ctx.backend.raw.hset(key, 'ui', o.intervalUs, 'ue', now + o.forUs);
+              model.learn(o.queue ? 'queue' : 'lane', o.lane, o.intervalUs, now + o.forUs);
               break;
             }
             case 'pause': {
