@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { SluiceError } from '../errors.js';
 import { describeIssues, issuesOf } from '../validation.js';
+import { NAME_PATTERN } from '../redis/keys.js';
 
 const rate = z.number().positive().max(100_000);
 
@@ -71,7 +72,7 @@ export const throttleConfigSchema = z
     /** Retention of failed jobs; default one week, at most 10,000. */
     keepFailed: keepSchema.default({ ageSeconds: 7 * 24 * 3600, count: 10_000 }),
     /** Named plans: a submit that names one gets its lane settings (rate, capacity, burst, max wait). */
-    plans: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/), planLimitsSchema).optional(),
+    plans: z.record(z.string().regex(NAME_PATTERN), planLimitsSchema).optional(),
     /** The plan of submits that name none (or one this throttle does not define); absent: the settings above. */
     defaultPlan: z.string().optional(),
   })
