@@ -9,6 +9,7 @@
 -- KEYS[6]  waiting: the throttle's waiting set (busy lanes by the instant their own rate lets them start)
 -- KEYS[7]  global: the throttle's global hash {s, v}
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
+-- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until then)
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: the job id
 -- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
@@ -26,7 +27,8 @@
 --   { 1, start µs, position, now}  admitted; start = predicted start; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
 --   { 3, 0, 0, now}                duplicate that already left the lane (dispatched, running or finished)
---   {-1, retry µs, depth, now}     queue_full: retry = until enough queued work has started
+--   {-1, retry µs, held, now}      queue_full: retry = exactly until enough of the lane's work has started
+--                                  (held: units queued or handed out and not yet started)
 --   {-2, retry µs, wait µs, now, depth}  wait_too_long: retry = until the predicted wait fits
 -- Admission moves no meter: the dispatcher (throttle-dispatch.lua) decides when each queued job starts.
 -- The predicted start is the lane's next start plus its queued work at its share of the rate: its own
@@ -56,6 +58,8 @@ end
 
 local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd')
 local depth = tonumber(state[3] or 0)
+-- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
+local held = depth + settle_outgoing(KEYS[1], KEYS[9], now)
 local busy = redis.call('ZCARD', KEYS[3])
 if depth == 0 then busy = busy + 1 end
 local interval = effective_interval(lane_interval, global_interval, busy)
@@ -63,22 +67,31 @@ local interval = effective_interval(lane_interval, global_interval, busy)
 local base = math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))
 if global_interval > 0 then base = math.max(base, tonumber(redis.call('HGET', KEYS[7], 's') or 0)) end
 
-if depth + cost > capacity then
-  -- Room appears when the queued job holding the (depth + cost - capacity)-th unit starts.
-  local need = depth + cost - capacity
-  local ahead, at = 0, base
-  local queued = redis.call('ZRANGE', KEYS[2], 0, need - 1)
-  for _, m in ipairs(queued) do
-    at = base + span(ahead, interval, margin)
-    ahead = ahead + member_cost(m)
-    if ahead >= need then break end
+if held + cost > capacity then
+  -- Room appears when the job holding the (held + cost - capacity)-th unit starts: first the jobs
+  -- handed out (their starts are known), then the queued ones at their predicted starts.
+  local need = held + cost - capacity
+  local freed, at = 0, base
+  local out = redis.call('ZRANGE', KEYS[9], 0, -1, 'WITHSCORES')
+  for i = 1, #out, 2 do
+    freed = freed + member_cost(out[i])
+    at = tonumber(out[i + 1])
+    if freed >= need then break end
   end
-  return {-1, math.max(1000, at - now), depth, now}
+  if freed < need then
+    local ahead = 0
+    for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, need - freed - 1)) do
+      at = base + span(ahead, interval, margin)
+      ahead = ahead + member_cost(m)
+      if freed + ahead >= need then break end
+    end
+  end
+  return {-1, math.max(1000, at - now), held, now}
 end
 
 local start = base + span(depth, interval, margin)
 if max_wait > 0 and start - now > max_wait then
-  return {-2, start - now - max_wait, start - now, now, depth}
+  return {-2, start - now - max_wait, start - now, now, held}
 end
 
 -- Members are scored by their predicted start, kept increasing so that the order is FIFO (a job

@@ -104,6 +104,10 @@ while n < max_jobs do
         tag = tag + cost * weight
         if capped then global_slot = start + span(cost, global_interval, margin) end
         redis.call('ZADD', KEYS[5], start, member .. '|' .. id)
+        -- The unit stays the lane's until the start (admission frees it then, exactly).
+        redis.call('ZADD', lane_key .. ':o', start, member)
+        redis.call('HINCRBY', lane_key, 'od', cost)
+        redis.call('PEXPIRE', lane_key .. ':o', ttl(math.max(0, start - now) / 1000))
         out[#out + 1] = job_id
         out[#out + 1] = id
         out[#out + 1] = start

@@ -7,6 +7,7 @@
 -- KEYS[6]  waiting: the throttle's waiting set
 -- KEYS[7]  ready: the throttle's ready set
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
+-- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  member: the job's member "<job id>|<cost>"
 -- ARGV[3]  laneId: lane id
@@ -54,6 +55,10 @@ end
 
 local function requeue()
   redis.call('ZREM', KEYS[5], entry)
+  -- Its unit goes from the outgoing set back to the queue: the lane's count never drops in between.
+  if redis.call('ZREM', KEYS[9], member) == 1 then
+    redis.call('HSET', KEYS[1], 'od', math.max(0, tonumber(redis.call('HGET', KEYS[1], 'od') or 0) - cost))
+  end
   if redis.call('ZSCORE', KEYS[2], member) then return {0, 0, now} end
   local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   local order = head[2] and tonumber(head[2]) - 1 or now
@@ -76,6 +81,7 @@ local function late(held)
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park() end
   redis.call('HSET', KEYS[1], 'c', start + span(cost, lane_interval, margin))
+  redis.call('ZADD', KEYS[9], 'XX', start, member)
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
   return {1, start, now}

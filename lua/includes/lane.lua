@@ -9,9 +9,13 @@
 --   i  the lane's interval in µs (1e6 / its rate: plan, override), b  its burst, as its last admission
 --      (or an operator's override) set them: the dispatcher paces the lane by them
 --   n  the plan of the lane's last admission (shown by the admin API)
+--   od cost units handed to the workers whose start is not yet past (they still hold their place in
+--      the lane's capacity; the outgoing set below says when each frees it)
 --   ui, ue  an interval in µs learnt from the upstream for this lane, in force until Redis-time µs ue
 --      (lua/upstream-learn.lua): while in force the lane is paced by max(i, ui)
--- plus a sorted set of queued members "<job id>|<cost>" in FIFO order (scored by admission order).
+-- plus a sorted set of queued members "<job id>|<cost>" in FIFO order (scored by predicted start), and
+-- the outgoing set `:o`: members handed to the workers, scored by their start µs (a unit is free again
+-- at its job's start, exactly: admission drops the entries that are past).
 -- Throttle-wide: the global hash {s: next global slot, v: virtual time, ui/ue: an interval learnt from
 -- the upstream for the whole queue and until when it holds: the queue is paced by max(global interval,
 -- ui) while ue > now, even with no global cap configured}; the busy set (lane id -> queued units, lanes with d > 0: the admin API's index);
@@ -81,6 +85,20 @@ local function reposition_lane(lane_key, lane_id, waiting_key, ready_key, margin
   if tonumber(st[3] or 0) <= 0 then return end
   redis.call('ZREM', ready_key, lane_id)
   redis.call('ZADD', waiting_key, lane_eligible(tonumber(st[1] or 0), tonumber(st[2] or 0), tonumber(st[4] or 1), tonumber(st[5] or 0), margin_ppm), lane_id)
+end
+
+-- The lane's outgoing units whose start is past are free again: drop them; returns the units still out.
+local function settle_outgoing(lane_key, outgoing_key, now)
+  local out = tonumber(redis.call('HGET', lane_key, 'od') or 0)
+  if out <= 0 then return 0 end
+  local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', now)
+  if #past > 0 then
+    for _, m in ipairs(past) do out = out - member_cost(m) end
+    redis.call('ZREMRANGEBYSCORE', outgoing_key, '-inf', now)
+    out = math.max(0, out)
+    redis.call('HSET', lane_key, 'od', out)
+  end
+  return out
 end
 
 -- A lane that has no queued work any more leaves both dispatch sets.

@@ -34,7 +34,7 @@ export const SCRIPT_TABLE = {
   'concurrency-release': { keys: ['state'], argv: ['leaseId'] },
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
-    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake'],
+    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing'],
     argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName'],
   },
   'throttle-dispatch': {
@@ -42,7 +42,7 @@ export const SCRIPT_TABLE = {
     argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs'],
   },
   'throttle-start': {
-    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake'],
+    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing'],
     argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs'],
   },
   'throttle-release': {

@@ -22,6 +22,9 @@ interface LaneState {
   /** An interval learnt from the upstream (µs) and until when it holds (µs). */
   ui: number;
   ue: number;
+  /** Units handed to the workers whose start is not known to be past, and those jobs: member -> start µs. */
+  od: number;
+  out: Map<string, number>;
   queue: QueuedMember[];
 }
 
@@ -80,7 +83,7 @@ export class DispatchModel {
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, queue: [] };
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), queue: [] };
       this.lanes.set(id, lane);
     }
     return lane;
@@ -107,24 +110,42 @@ export class DispatchModel {
     const m = this.settings.marginPpm;
     const lane = this.lane(laneId);
     const depth = lane.d;
+    // includes/lane.lua settle_outgoing: units whose start is past are free again.
+    if (lane.od > 0) {
+      for (const [member, start] of [...lane.out]) {
+        if (start > nowUs) continue;
+        lane.od -= costOf(member);
+        lane.out.delete(member);
+      }
+      lane.od = Math.max(0, lane.od);
+    }
+    const held = depth + lane.od;
     const busy = this.busyCount() + (depth === 0 ? 1 : 0);
     const g = this.settings.globalIntervalUs;
     const interval = g <= 0 ? intervalUs : Math.max(intervalUs, Math.max(busy, 1) * g);
     let base = Math.max(nowUs, eligible(lane.c, lane.p, intervalUs, burst, m));
     if (g > 0) base = Math.max(base, this.globalSlot);
-    if (depth + cost > capacity) {
-      const need = depth + cost - capacity;
-      let ahead = 0;
+    if (held + cost > capacity) {
+      const need = held + cost - capacity;
+      let freed = 0;
       let at = base;
-      for (const q of lane.queue.slice(0, need)) {
-        at = base + span(ahead, interval, m);
-        ahead += costOf(q.member);
-        if (ahead >= need) break;
+      for (const [member, start] of [...lane.out].sort(byScoreThenMember)) {
+        freed += costOf(member);
+        at = start;
+        if (freed >= need) break;
       }
-      return { kind: 'queue_full', retryUs: Math.max(1000, at - nowUs), depth };
+      if (freed < need) {
+        let ahead = 0;
+        for (const q of lane.queue.slice(0, need - freed)) {
+          at = base + span(ahead, interval, m);
+          ahead += costOf(q.member);
+          if (freed + ahead >= need) break;
+        }
+      }
+      return { kind: 'queue_full', retryUs: Math.max(1000, at - nowUs), depth: held };
     }
     const start = base + span(depth, interval, m);
-    if (maxWaitUs > 0 && start - nowUs > maxWaitUs) return { kind: 'wait_too_long', retryUs: start - nowUs - maxWaitUs, waitUs: start - nowUs, depth };
+    if (maxWaitUs > 0 && start - nowUs > maxWaitUs) return { kind: 'wait_too_long', retryUs: start - nowUs - maxWaitUs, waitUs: start - nowUs, depth: held };
     const last = lane.queue[lane.queue.length - 1];
     const order = last && last.score >= start ? last.score + 1 : start;
     const position = lane.queue.length;
@@ -197,6 +218,8 @@ export class DispatchModel {
       lane.v += cost * lane.i;
       if (capped) this.globalSlot = start + span(cost, g, m);
       this.dispatched.set(`${head.member}|${id}`, start);
+      lane.out.set(head.member, start);
+      lane.od += cost;
       jobs.push({ jobId: head.member.slice(0, head.member.lastIndexOf('|')), laneId: id, startUs: start });
       lane.d = Math.max(0, depth);
       this.ready.delete(id);
@@ -217,6 +240,7 @@ export class DispatchModel {
     const requeue = (): ModelStart => {
       this.dispatched.delete(entry);
       const lane = this.lane(laneId);
+      if (lane.out.delete(member)) lane.od = Math.max(0, lane.od - costOf(member));
       if (lane.queue.some((q) => q.member === member)) return { go: false };
       const head = lane.queue[0];
       lane.queue.unshift({ member, score: head ? head.score - 1 : nowUs });
@@ -237,6 +261,7 @@ export class DispatchModel {
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return park();
       lane.c = start + span(cost, laneInterval, m);
+      if (lane.out.has(member)) lane.out.set(member, start);
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };

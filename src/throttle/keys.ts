@@ -50,6 +50,11 @@ export class ThrottleKeys {
     return `${this.lanePrefix}${laneId}`;
   }
 
+  /** A lane's jobs handed to the workers and not yet started: member -> start µs (they hold capacity until then). */
+  laneOutgoing(laneId: string): string {
+    return `${this.lanePrefix}${laneId}:o`;
+  }
+
   laneQueue(laneId: string): string {
     return `${this.tag}:l:${laneId}:q`;
   }

@@ -59,6 +59,7 @@ export class LaneScripts {
           waiting: this.keys.waiting,
           global: this.keys.global,
           wake: this.keys.wake,
+          laneOutgoing: this.keys.laneOutgoing(laneId),
         },
         {
           now,
@@ -115,6 +116,7 @@ export class LaneScripts {
           waiting: this.keys.waiting,
           ready: this.keys.ready,
           wake: this.keys.wake,
+          laneOutgoing: this.keys.laneOutgoing(laneId),
         },
         {
           now,

@@ -49,7 +49,7 @@ export type SubmitResult =
       /** Exact ms until a submit of the same cost would be admitted, if the lane drains on schedule. */
       retryAfterMs: number;
       capacity: number;
-      /** Cost units queued in the lane now. */
+      /** Cost units the lane holds now: queued, or handed to a worker and not started yet. */
       queued: number;
     };
 
