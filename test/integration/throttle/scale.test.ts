@@ -51,7 +51,13 @@ describe('scale', () => {
     expect(await connections()).toBe(connectionsAt10);
 
     // Lanes of keys that went idle expire about a second after their last slot.
-    await until(async () => (await keysUnder(prefix)).filter((k) => k.includes('}:l:')).length === 0, 10_000, 'lanes to expire');
+    // (30 s: on a loaded machine the last handed-out jobs can start late and go round once more.)
+    const lanesLeft = async () => (await keysUnder(prefix)).filter((k) => k.includes('}:l:'));
+    await until(async () => (await lanesLeft()).length === 0, 30_000, 'lanes to expire').catch(async (error: unknown) => {
+      const left = await lanesLeft();
+      const ttls = await Promise.all(left.slice(0, 5).map((k) => backend.raw.pttl(k)));
+      throw new Error(`${(error as Error).message}: ${left.length} left, e.g. ${JSON.stringify(left.slice(0, 5))} with PTTL ${JSON.stringify(ttls)}`);
+    });
     const left = await keysUnder(prefix);
     // What is left is the throttle's own fixed set (configuration, busy set, BullMQ's queue keys): a
     // handful, whatever the number of keys was.
