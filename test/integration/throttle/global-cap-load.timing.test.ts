@@ -49,17 +49,20 @@ describe('global cap under load', () => {
   });
 
   it("keeps one lane's FIFO order across two worker processes", async () => {
+    // 15/s: one start every 67 ms, longer than the 50 ms dispatch horizon, so a job that reaches its
+    // worker late still finds its successor not handed out and takes a fresh start ahead of it (for
+    // faster lanes a job later than delivery + tolerance can fall behind its successor: docs/algorithms.md).
     const prefix = uniquePrefix();
-    const lane = { ratePerSecond: 40, capacity: 200 };
+    const lane = { ratePerSecond: 15, capacity: 200 };
     const workers = await Promise.all([0, 1].map(() => ThrottleProc.start(backend, prefix, 'fifo', lane)));
     procs.push(...workers);
     const throttle = backend.sluice({ prefix }).throttle('fifo', lane);
     // Queued before the workers come: a backlog, the case where two workers raced for it before.
-    for (let i = 0; i < 60; i++) expect((await throttle.submit('k', { tag: String(i) })).admitted).toBe(true);
+    for (let i = 0; i < 30; i++) expect((await throttle.submit('k', { tag: String(i) })).admitted).toBe(true);
     await Promise.all(workers.map((w) => w.worker(10)));
-    await until(() => workers.reduce((a, w) => a + w.starts.length, 0) >= 60, 20_000, 'every start');
+    await until(() => workers.reduce((a, w) => a + w.starts.length, 0) >= 30, 20_000, 'every start');
     const starts = workers.flatMap((w) => w.starts).sort((a, b) => a.t - b.t);
-    expect(starts.map((s) => Number(s.tag))).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(starts.map((s) => Number(s.tag))).toEqual(Array.from({ length: 30 }, (_, i) => i));
     expect(new Set(starts.map((s) => s.pid)).size).toBe(2);
   });
 });
