@@ -81,6 +81,11 @@ local function late(held)
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park() end
   redis.call('HSET', KEYS[1], 'c', start + span(cost, lane_interval, margin))
+  -- A lane with no queued work keeps its meter only as long as it matters (it may even have expired
+  -- while this job waited for a worker: the write above made it anew).
+  if tonumber(redis.call('HGET', KEYS[1], 'd') or 0) <= 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl((start + span(cost, lane_interval, margin) - now) / 1000))
+  end
   redis.call('ZADD', KEYS[9], 'XX', start, member)
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end

@@ -41,6 +41,8 @@ export class Dispatcher {
   private stopping = false;
   private subscriber: Redis | Cluster | undefined;
   private wakeUp: (() => void) | undefined;
+  /** A wake message came since the current round began: the next pause is skipped (it would miss it). */
+  private woken = false;
   private queue: Queue | undefined;
   /** In-process jobs (schedule()) waiting here for their start: dispatched entry -> resolve. */
   private readonly waiters = new Map<string, (startUs: number) => void>();
@@ -56,10 +58,21 @@ export class Dispatcher {
     }
   }
 
+  /** Stops the loop whoever still uses it (the throttle is closing). */
+  async close(): Promise<void> {
+    this.users = 1;
+    await this.release();
+  }
+
   /** One user fewer; the last one stops the loop (and waits for its round to end). */
   async release(): Promise<void> {
     this.users = Math.max(0, this.users - 1);
-    if (this.users > 0 || !this.loop) return;
+    if (this.users > 0) return;
+    if (!this.loop) {
+      await this.queue?.close().catch(() => undefined);
+      this.queue = undefined;
+      return;
+    }
     this.stopping = true;
     this.wakeUp?.();
     const loop = this.loop;
@@ -91,6 +104,7 @@ export class Dispatcher {
     this.listen();
     while (!this.stopping) {
       let reply: DispatchReply;
+      this.woken = false;
       try {
         reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND);
         await this.handOut(reply);
@@ -102,9 +116,9 @@ export class Dispatcher {
         continue;
       }
       if (reply.jobs.length >= MAX_JOBS_PER_ROUND) continue;
-      // Come back when the next start enters the horizon (half a horizon early: the round itself and
-      // BullMQ's delivery take some of it).
-      let waitMs = reply.nextUs === 0 ? IDLE_MS : (reply.nextUs - this.deps.horizonUs / 2 - reply.nowUs) / 1000;
+      // Come back as soon as the next start enters the horizon: a round that comes late (a busy event
+      // loop, a loaded machine) still finds it ahead of it, by up to the horizon less the delivery time.
+      let waitMs = reply.nextUs === 0 ? IDLE_MS : (reply.nextUs - this.deps.horizonUs - reply.nowUs) / 1000 + 1;
       if (this.waiters.size > 0) waitMs = Math.min(waitMs, 10);
       await this.pause(Math.min(IDLE_MS, Math.max(1, waitMs)));
     }
@@ -152,6 +166,7 @@ export class Dispatcher {
   /** Sleeps `ms`, or less when an admission into an idle lane publishes on the wake channel. */
   private async pause(ms: number): Promise<void> {
     this.listen();
+    if (this.woken) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
@@ -169,7 +184,10 @@ export class Dispatcher {
     const subscriber = (this.deps.client as Redis).duplicate() as Redis | Cluster;
     this.subscriber = subscriber;
     subscriber.on('error', () => undefined);
-    subscriber.on('message', () => this.wakeUp?.());
+    subscriber.on('message', () => {
+      this.woken = true;
+      this.wakeUp?.();
+    });
     subscriber.subscribe(this.deps.keys.wake).catch(() => undefined);
   }
 

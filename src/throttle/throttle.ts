@@ -270,6 +270,7 @@ export class Throttle {
   }
 
   async close(): Promise<void> {
+    await this.dispatcherCache?.close();
     await this.queue?.close();
   }
 
