@@ -5,3 +5,4 @@ export { parseRetryAfter } from './retry-after.js';
 export { goDuration } from './openai.js';
 export { resetFromNow } from './x-ratelimit.js';
 export { callLimit, SHOPIFY_DRAIN_MS } from './shopify.js';
+export * from './budget.js';
