@@ -33,6 +33,8 @@ export interface LearnOutcome {
   result?: LearnResult;
   /** A scope pause set because the budget is used up (ms), or the report's Retry-After. */
   pausedMs?: number;
+  /** Why the report could not be recorded (Redis unreachable): the job goes on regardless. */
+  error?: string;
 }
 
 const finite = (v: number | undefined, max: number): number | undefined => (v !== undefined && Number.isFinite(v) && v >= 0 && v <= max ? v : undefined);
