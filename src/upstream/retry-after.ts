@@ -8,9 +8,10 @@ import { MAX_RETRY_AFTER_MS, bad, ok, type Parsed } from './signal.js';
 export function parseRetryAfter(value: string, nowMs: number, onCapped?: () => void): Parsed<number> {
   const text = value.trim();
   let ms: number;
-  if (/^\d+$/.test(text)) {
-    ms = text.length > 12 ? Infinity : Number(text) * 1000;
-  } else if (/^-\d+$/.test(text)) {
+  // Delay-seconds are an integer in RFC 9110; fractions (Shopify sends `2.0`) are read too.
+  if (/^\d+(\.\d{1,9})?$/.test(text)) {
+    ms = text.length > 22 ? Infinity : Math.ceil(Number(text) * 1000);
+  } else if (/^-\d+(\.\d+)?$/.test(text)) {
     return bad('negative');
   } else {
     // Only the HTTP-date forms: an IMF-fixdate (or the obsolete RFC 850 / asctime forms Date.parse reads)

@@ -90,7 +90,8 @@ describe('Retry-After', () => {
     expect(parseRetryAfter('-1', NOW)).toEqual({ ok: false, reason: 'negative' });
     expect(parseRetryAfter('2024', NOW)).toEqual({ ok: true, value: 2_024_000 });
     expect(parseRetryAfter('tomorrow', NOW)).toEqual({ ok: false, reason: 'malformed' });
-    expect(parseRetryAfter('1.5', NOW)).toEqual({ ok: false, reason: 'malformed' });
+    expect(parseRetryAfter('1.5', NOW)).toEqual({ ok: true, value: 1500 }); // Shopify sends 2.0
+    expect(parseRetryAfter('1.', NOW)).toEqual({ ok: false, reason: 'malformed' });
   });
 
   it('rides along with a budget', () => {
