@@ -49,6 +49,11 @@ export abstract class SimUpstream {
     return this.calls.filter((c) => c.at >= from && c.status === 429).length;
   }
 
+  /** 429s answered in [from, to). */
+  refusedBetween(from: number, to: number): number {
+    return this.calls.filter((c) => c.at >= from && c.at < to && c.status === 429).length;
+  }
+
   /** Calls answered 2xx in [from, to). */
   acceptedBetween(from: number, to: number): number {
     return this.calls.filter((c) => c.at >= from && c.at < to && c.status < 300).length;
@@ -126,6 +131,8 @@ export class RetryAfterOnlyUpstream extends SimUpstream {
 export class LeakyBucketUpstream extends SimUpstream {
   private level = 0;
   private last = Date.now();
+  /** Local ms of the answers that reported a full bucket (the next call would be refused). */
+  readonly fullAt: number[] = [];
 
   constructor(
     readonly size: number,
@@ -144,6 +151,7 @@ export class LeakyBucketUpstream extends SimUpstream {
     const fits = this.level + 1 <= this.size;
     if (fits) this.level += 1;
     const shown = `${Math.min(this.size, Math.ceil(this.level))}/${this.size}`;
+    if (Math.ceil(this.level) >= this.size) this.fullAt.push(now);
     return fits
       ? { status: 200, headers: { 'x-shopify-shop-api-call-limit': shown } }
       : { status: 429, headers: { 'x-shopify-shop-api-call-limit': shown, 'retry-after': '1.0' } };
