@@ -3,7 +3,7 @@
 // job's lane hash (lane scope). The dispatcher reads the learned interval (ui, ue) from there.
 import { integerArray } from '../redis/reply.js';
 import type { ScriptRegistry } from '../redis/scripts.js';
-import { AIMD_HOLD_MS, AIMD_INCREASE_STEPS, MAX_RESET_MS, MAX_RETRY_AFTER_MS, type LearnArgs, type LearnEvent, type LearnResult } from '../upstream/index.js';
+import { AIMD_HOLD_MS, AIMD_INCREASE_STEPS, MAX_RESET_MS, MAX_RETRY_AFTER_MS, type IgnoredHeader, type LearnArgs, type LearnEvent, type LearnResult } from '../upstream/index.js';
 import type { ThrottleConfig, ThrottleTiming } from './config.js';
 import type { ThrottleKeys } from './keys.js';
 
@@ -21,6 +21,8 @@ export interface UpstreamReport {
   cost?: number;
   /** The upstream refused the call for its rate (a 429), with or without headers. */
   throttled?: boolean;
+  /** Header values the parser did not use (counted by the metrics, never learned from). */
+  ignored?: readonly IgnoredHeader[];
 }
 
 export type UpstreamScope = 'queue' | 'lane';

@@ -164,7 +164,11 @@ export class ThrottleWorker {
       (slotUs, lateMs) => {
         this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
         try {
-          const upstream = (report: UpstreamReport, scope?: UpstreamScope) => reportUpstream(throttle, lane, report, slotUs, scope);
+          const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
+            const outcome = await reportUpstream(throttle, lane, report, slotUs, scope);
+            this.ctx.observer?.onUpstream?.({ queue: throttle.name, event: outcome.event, ignored: report.ignored ?? [] });
+            return outcome;
+          };
           return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream }));
         } catch (error) {
           return Promise.reject(error);

@@ -62,10 +62,10 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
       throw new UpstreamError(e.name === 'TimeoutError' ? `upstream timed out after ${upstream.timeoutMs} ms` : `upstream unreachable: ${e.message}`);
     }
     const status = response.status;
-    const { signal } = parseUpstreamHeaders(response.headers);
+    const { signal, ignored } = parseUpstreamHeaders(response.headers);
     // Learning is shared through Redis: the next starts of every worker process follow it. A report
     // that cannot be recorded does not fail the job (the call was made).
-    await job.upstream({ ...signal, throttled: status === 429 });
+    await job.upstream({ ...signal, throttled: status === 429, ignored });
     if (status === 429 || status === 503) {
       await response.body?.cancel();
       // Retry-After given: the upstream named the time, so wait exactly that, without using an attempt.
