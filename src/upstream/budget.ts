@@ -42,7 +42,7 @@ export interface LearnResult {
 /** How long a decrease after a 429 holds before the configured rate is tried again. */
 export const AIMD_HOLD_MS = 60_000;
 /** Successes that add back the whole configured rate. */
-export const AIMD_INCREASE_STEPS = 10;
+export const AIMD_INCREASE_STEPS = 50;
 /** The default floor is this many times the configured interval (1/20 of the configured rate). */
 export const DEFAULT_FLOOR_FACTOR = 20;
 

@@ -63,10 +63,13 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
     }
     const status = response.status;
     const { signal, ignored } = parseUpstreamHeaders(response.headers);
+    const refused = status === 429 || status === 503;
+    // Retry-After means "later" only on a refusal (429, 503); on any other answer it is not a limit.
+    if (!refused) delete signal.retryAfterMs;
     // Learning is shared through Redis: the next starts of every worker process follow it. A report
     // that cannot be recorded does not fail the job (the call was made).
     await job.upstream({ ...signal, throttled: status === 429, ignored });
-    if (status === 429 || status === 503) {
+    if (refused) {
       await response.body?.cancel();
       // Retry-After given: the upstream named the time, so wait exactly that, without using an attempt.
       // A 429 with a used-up budget and no Retry-After names it too: the budget's reset.

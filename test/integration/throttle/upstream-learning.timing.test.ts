@@ -35,7 +35,7 @@ const CASES: Case[] = [
   // 10 calls per 2 s window (GitHub's 5,000 per hour, scaled): 5/s; the queue is set to 10/s.
   { name: 'GitHub-like fixed window, X-RateLimit-*', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false },
   // 5 calls in any 1 s, says nothing until it refuses (Retry-After: 1): AIMD.
-  { name: '429 + Retry-After only', upstream: () => new RetryAfterOnlyUpstream(5, 1_000), rate: 10, learnMs: 15_000, steadyMs: 10_000, minShare: 0.85, needsDispatcher: true },
+  { name: '429 + Retry-After only', upstream: () => new RetryAfterOnlyUpstream(5, 1_000), rate: 10, learnMs: 20_000, steadyMs: 10_000, minShare: 0.85, needsDispatcher: true },
   // Shopify's REST bucket: 40 points leaking 2/s; the queue is set to 4/s. Unpaced it would fill the
   // bucket after ~20 s (and a full bucket holds the queue for the 20 s it takes to drain): the steady
   // window covers that instant, and no answer in it may report a full bucket.
