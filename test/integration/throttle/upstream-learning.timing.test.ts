@@ -16,7 +16,7 @@ import { FixedWindowUpstream, LeakyBucketUpstream, RetryAfterOnlyUpstream, type 
 
 const lua = (name: string) => readFileSync(new URL(`../../../lua/${name}`, import.meta.url), 'utf8');
 /** True once the dispatcher reads the learned interval (the owner's change in main). */
-const DISPATCHER_READS_LEARNED = process.env.SLUICE_TEST_LEARNED_PACING === '1' || /'ue'/.test(lua('throttle-dispatch.lua') + lua('includes/lane.lua'));
+const DISPATCHER_READS_LEARNED = process.env.SLUICE_TEST_LEARNED_PACING === '1' || /['"]ue['"]/.test(lua('throttle-dispatch.lua') + lua('includes/lane.lua'));
 
 interface Case {
   name: string;
