@@ -29,11 +29,15 @@ interface Case {
   minShare: number;
   /** Needs the dispatcher to read the learned interval. */
   needsDispatcher: boolean;
+  /** Keys sharing the one upstream account under a global cap (queue scope); default one key, lane scope. */
+  keys?: number;
 }
 
 const CASES: Case[] = [
   // 10 calls per 2 s window (GitHub's 5,000 per hour, scaled): 5/s; the queue is set to 10/s.
   { name: 'GitHub-like fixed window, X-RateLimit-*', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false },
+  // The same account shared by 3 keys under a global cap of 10/s: queue scope (the global hash).
+  { name: 'GitHub-like fixed window shared by 3 keys, queue scope', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false, keys: 3 },
   // 5 calls in any 1 s, says nothing until it refuses (Retry-After: 1): AIMD.
   { name: '429 + Retry-After only', upstream: () => new RetryAfterOnlyUpstream(5, 1_000), rate: 10, learnMs: 20_000, steadyMs: 10_000, minShare: 0.85, needsDispatcher: true },
   // Shopify's REST bucket: 40 points leaking 2/s; the queue is set to 4/s. Unpaced it would fill the
@@ -58,12 +62,15 @@ describe('a queue 2x too fast learns its upstream: no 429 after learning, most o
       let worker: ThrottleWorker | undefined;
       try {
         const name = 'paid';
-        const throttle = sluice.throttle(name, { ratePerSecond: c.rate, capacity: 10_000, attempts: 10, backoff: { type: 'fixed', delayMs: 500 } });
+        const keys = c.keys ?? 1;
+        const shared = keys > 1 ? { globalRatePerSecond: c.rate } : {};
+        const throttle = sluice.throttle(name, { ratePerSecond: c.rate, capacity: 10_000, attempts: 10, backoff: { type: 'fixed', delayMs: 500 }, ...shared });
+        expect(throttle.upstream.scope).toBe(keys > 1 ? 'queue' : 'lane');
         worker = sluice.worker(name, httpHandler({ url: upstream.url, method: 'POST', timeoutMs: 2_000, headers: {} }, {}));
         await worker.waitUntilReady();
         const jobs = Math.ceil((c.rate * (c.learnMs + c.steadyMs)) / 1000);
         const t0 = Date.now();
-        for (let i = 0; i < jobs; i++) expect((await throttle.submit('account', { i })).admitted).toBe(true);
+        for (let i = 0; i < jobs; i++) expect((await throttle.submit(`key${i % keys}`, { i })).admitted).toBe(true);
         const from = t0 + c.learnMs;
         const to = from + c.steadyMs;
         await new Promise((r) => setTimeout(r, to - Date.now()));
