@@ -71,10 +71,15 @@ export class FixedWindowUpstream extends SimUpstream {
   private used = 0;
 
   constructor(
-    readonly limit: number,
+    public limit: number,
     readonly windowMs: number,
   ) {
     super();
+  }
+
+  /** The hidden limit changes (another client starts sharing the account), from the next call on. */
+  setLimit(limit: number): void {
+    this.limit = limit;
   }
 
   get capacityPerSecond(): number {

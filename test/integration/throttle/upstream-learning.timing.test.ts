@@ -31,6 +31,8 @@ interface Case {
   needsDispatcher: boolean;
   /** Keys sharing the one upstream account under a global cap (queue scope); default one key, lane scope. */
   keys?: number;
+  /** Something the upstream changes this long after the start (before the steady window). */
+  change?: { atMs: number; apply(upstream: SimUpstream): void };
 }
 
 const CASES: Case[] = [
@@ -38,6 +40,18 @@ const CASES: Case[] = [
   { name: 'GitHub-like fixed window, X-RateLimit-*', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false },
   // The same account shared by 3 keys under a global cap of 10/s: queue scope (the global hash).
   { name: 'GitHub-like fixed window shared by 3 keys, queue scope', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false, keys: 3 },
+  // Another client starts sharing the account 6 s in: the limit halves to 5 per 2 s (2.5/s), mid-window.
+  // Within 2 windows (by 10 s) the queue is at the new limit: no 429 after, most of it used.
+  {
+    name: 'GitHub-like fixed window whose limit halves mid-run',
+    upstream: () => new FixedWindowUpstream(10, 2_000),
+    rate: 10,
+    learnMs: 10_000,
+    steadyMs: 10_000,
+    minShare: 0.8,
+    needsDispatcher: false,
+    change: { atMs: 6_000, apply: (u) => (u as FixedWindowUpstream).setLimit(5) },
+  },
   // 5 calls in any 1 s, says nothing until it refuses (Retry-After: 1): AIMD.
   { name: '429 + Retry-After only', upstream: () => new RetryAfterOnlyUpstream(5, 1_000), rate: 10, learnMs: 20_000, steadyMs: 10_000, minShare: 0.85, needsDispatcher: true },
   // Shopify's REST bucket: 40 points leaking 2/s; the queue is set to 4/s. Unpaced it would fill the
@@ -73,6 +87,10 @@ describe('a queue 2x too fast learns its upstream: no 429 after learning, most o
         for (let i = 0; i < jobs; i++) expect((await throttle.submit(`key${i % keys}`, { i })).admitted).toBe(true);
         const from = t0 + c.learnMs;
         const to = from + c.steadyMs;
+        if (c.change) {
+          await new Promise((r) => setTimeout(r, t0 + c.change!.atMs - Date.now()));
+          c.change.apply(upstream);
+        }
         await new Promise((r) => setTimeout(r, to - Date.now()));
 
         const learning = upstream.refusedBetween(t0, from);
