@@ -12,9 +12,12 @@ export { Throttle, type SubmitOptions, type SubmitResult, type LaneInfo } from '
 export { ThrottleWorker, type ThrottledJob, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
 export type { WaitLogger } from './throttle/await-config.js';
 export { DeferJob } from './throttle/defer.js';
-export { throttleConfigSchema, type ThrottleConfig, type ThrottleConfigInput } from './throttle/config.js';
+export type { UpstreamReport, UpstreamScope, LearnOutcome } from './throttle/upstream-learn.js';
+export { parseUpstreamHeaders, headerSource, parseRetryAfter, MAX_RETRY_AFTER_MS, MAX_RESET_MS, SHOPIFY_DRAIN_MS } from './upstream/index.js';
+export type { UpstreamSignal, ParsedSignal, IgnoredHeader, IgnoreReason, UpstreamStyle, HeaderSource, LearnEvent, LearnResult, Parsed } from './upstream/index.js';
+export { throttleConfigSchema, upstreamLearnSchema, type ThrottleConfig, type ThrottleConfigInput, type UpstreamLearnConfig } from './throttle/config.js';
 export type { JobStatus, JobState } from './throttle/job-status.js';
-export type { ThrottleObserver, SubmitOutcome } from './throttle/observer.js';
+export type { ThrottleObserver, SubmitOutcome, UpstreamEvent } from './throttle/observer.js';
 export type { RulesSource } from './rules/rules-source.js';
 export { Metrics, type RuleOutcome } from './metrics/metrics.js';
 export { parseRules, loadRules, loadRulesAsync, watchRules, formatOf, describePolicy, descriptorIdentity, defaultHash, formatIssue, parseDuration, formatDuration } from './rules/index.js';

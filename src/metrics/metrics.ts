@@ -4,7 +4,7 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Algorithm } from '../limiters/policy.js';
 import type { DecisionOutcome } from '../limiters/limiter.js';
-import type { SubmitOutcome } from '../throttle/observer.js';
+import type { IgnoreReason, SubmitOutcome, UpstreamEvent } from '../throttle/observer.js';
 
 /** Outcomes of a decision as the HTTP layer reports them (a queued submit is 'deferred'). */
 export type RuleOutcome = 'allowed' | 'deferred' | 'duplicate' | 'refused' | 'shadow-refused' | 'fail-open' | 'fail-closed';
@@ -24,6 +24,8 @@ export class Metrics {
   private readonly jobs: Counter<'queue' | 'outcome'>;
   private readonly deferrals: Counter<'queue' | 'reason'>;
   private readonly repairs: Counter<'queue'>;
+  private readonly upstreamReports: Counter<'queue' | 'event'>;
+  private readonly upstreamIgnored: Counter<'queue' | 'reason'>;
   private readonly rulesReloads: Counter<'result'>;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
@@ -61,6 +63,8 @@ export class Metrics {
     this.jobs = counter('sluice_jobs_total', 'Handler runs by outcome', ['queue', 'outcome']);
     this.deferrals = counter('sluice_job_deferrals_total', 'Jobs sent back to wait, by reason (rate gate or upstream), without using an attempt', ['queue', 'reason']);
     this.repairs = counter('sluice_lane_repairs_total', 'Queued units removed because their job was lost', ['queue']);
+    this.upstreamReports = counter('sluice_upstream_reports_total', "Upstream answers reported by handlers, by how they were read (the upstream's limit is learned from them)", ['queue', 'event']);
+    this.upstreamIgnored = counter('sluice_upstream_headers_ignored_total', 'Upstream rate-limit header values not used (malformed, negative, absurd, ...), or capped', ['queue', 'reason']);
     this.rulesReloads = counter('sluice_rules_reloads_total', 'Rules file reloads by result', ['result']);
   }
 
@@ -114,6 +118,11 @@ export class Metrics {
 
   onFinish(event: { queue: string; outcome: 'completed' | 'failed' | 'retrying' }): void {
     this.jobs.inc({ queue: event.queue, outcome: event.outcome });
+  }
+
+  onUpstream(event: { queue: string; event: UpstreamEvent; ignored: readonly { reason: IgnoreReason }[] }): void {
+    this.upstreamReports.inc({ queue: event.queue, event: event.event });
+    for (const i of event.ignored) this.upstreamIgnored.inc({ queue: event.queue, reason: i.reason });
   }
 
   onRepair(event: { queue: string; units: number }): void {

@@ -4,7 +4,7 @@
 // durations, names follow the rules file's name rule, and nothing has a default (the file gives only
 // what it sets, so the throttle's own defaults apply to the rest).
 import { z } from 'zod';
-import { backoffSchema, planLimitsSchema, throttleConfigSchema, type ThrottleConfigInput } from '../throttle/config.js';
+import { backoffSchema, planLimitsSchema, throttleConfigSchema, upstreamLearnSchema, type ThrottleConfigInput } from '../throttle/config.js';
 import { durationSchema } from './duration.js';
 import { nameSchema } from './limit-schema.js';
 
@@ -22,7 +22,14 @@ export const THROTTLE_NAMES = {
   max_payload_bytes: 'maxPayloadBytes',
   plans: 'plans',
   default_plan: 'defaultPlan',
-} as const satisfies Record<string, keyof ThrottleConfigInput | keyof z.input<typeof backoffSchema> | keyof z.input<typeof planLimitsSchema>>;
+  upstream: 'upstream',
+  learn: 'learn',
+  floor_per_second: 'floorPerSecond',
+  scope: 'scope',
+} as const satisfies Record<
+  string,
+  keyof ThrottleConfigInput | keyof z.input<typeof backoffSchema> | keyof z.input<typeof planLimitsSchema> | keyof z.input<typeof upstreamLearnSchema>
+>;
 type Names = typeof THROTTLE_NAMES;
 
 /** The fields of `T` that the table names, under their throttle names (optional ones stay optional). */
@@ -63,6 +70,13 @@ function durationOf(ms: z.ZodNumber) {
 const t = throttleConfigSchema.shape;
 const plan = planLimitsSchema.shape;
 const backoff = backoffSchema.shape;
+const upstream = upstreamLearnSchema.shape;
+
+/** A queue's `upstream`: learning the upstream's limit from its answers (on by default). */
+const upstreamFileSchema = z
+  .object({ learn: upstream.learn.removeDefault().optional(), floor_per_second: upstream.floorPerSecond, scope: upstream.scope })
+  .strict()
+  .transform(renamed);
 
 /** A queue's `backoff`: the throttle's, its delay a duration. */
 const backoffFileSchema = z.object({ type: backoff.type, delay: durationOf(backoff.delayMs) }).strict().transform(renamed);
@@ -99,6 +113,8 @@ export const queueThrottleFields = {
   plans: z.record(nameSchema, queuePlanSchema).optional(),
   /** The plan of tenants without one (or with one this queue does not define); absent: the settings above. */
   default_plan: nameSchema.optional(),
+  /** Learning the upstream's limit: `learn` (default true), `floor_per_second`, `scope` (queue or lane). */
+  upstream: upstreamFileSchema.optional(),
 } satisfies { [K in keyof Names]?: z.ZodType };
 
 /** A parsed queue's throttle fields. */

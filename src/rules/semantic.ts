@@ -45,6 +45,7 @@ export function semanticIssues(data: unknown): PathIssue[] {
     if (!isRec(q)) return;
     const name = str(q.name);
     if (name !== undefined) duplicate(issues, queuesSeen, name, ['queues', i, 'name'], `duplicate queue '${name}'`);
+    upstreamIssues(issues, q, i);
     const headers = isRec(q.handler) && isRec(q.handler.headers) ? q.handler.headers : {};
     for (const [header, value] of Object.entries(headers)) {
       if (typeof value === 'string' && isSecretHeader(header)) {
@@ -57,6 +58,20 @@ export function semanticIssues(data: unknown): PathIssue[] {
   });
   issues.push(...tenantIssues(data));
   return issues;
+}
+
+/** Learning may only slow a queue: its floor must not be above the rates the queue is configured with. */
+function upstreamIssues(issues: PathIssue[], q: Record<string, unknown>, i: number): void {
+  const floor = isRec(q.upstream) ? q.upstream.floor_per_second : undefined;
+  if (typeof floor !== 'number') return;
+  const rates = [q.rate_per_second, q.global_rate_per_second].filter((r): r is number => typeof r === 'number');
+  const ceiling = Math.min(...rates);
+  if (rates.length && floor > ceiling) {
+    issues.push({
+      path: ['queues', i, 'upstream', 'floor_per_second'],
+      message: `a floor of ${floor}/s is above the queue's configured rate (${ceiling}/s): learning only ever slows a queue`,
+    });
+  }
 }
 
 function duplicate(issues: PathIssue[], seen: Map<string, FieldPath>, name: string, path: FieldPath, message: string): void {

@@ -24,6 +24,25 @@ const keepSchema = z
   })
   .strict();
 
+/**
+ * Learning the upstream's own limit from its answers (docs/algorithms.md, "Learning the upstream's
+ * limit"): on by default; the learned rate is never above the configured one.
+ */
+export const upstreamLearnSchema = z
+  .object({
+    /** Learn from the upstream's rate-limit headers, 429s and handler reports (default true). */
+    learn: z.boolean().default(true),
+    /** The slowest rate a run of 429s without headers may bring the pacing down to (default 1/20 of the configured rate). */
+    floorPerSecond: rate.optional(),
+    /**
+     * What the upstream limits: the whole queue (one account: the learned interval spaces all starts)
+     * or each lane (one upstream account per key). Default: `queue` with a globalRatePerSecond, else `lane`.
+     */
+    scope: z.enum(['queue', 'lane']).optional(),
+  })
+  .strict();
+export type UpstreamLearnConfig = z.infer<typeof upstreamLearnSchema>;
+
 /** A plan's lane settings: what a lane of a tenant on this plan gets instead of the throttle's own. */
 export const planLimitsSchema = z
   .object({
@@ -75,8 +94,14 @@ export const throttleConfigSchema = z
     plans: z.record(z.string().regex(NAME_PATTERN), planLimitsSchema).optional(),
     /** The plan of submits that name none (or one this throttle does not define); absent: the settings above. */
     defaultPlan: z.string().optional(),
+    /** Learning the upstream's limit (on by default). */
+    upstream: upstreamLearnSchema.default({ learn: true }),
   })
   .strict()
+  .refine((c) => c.upstream.floorPerSecond === undefined || c.upstream.floorPerSecond <= Math.min(c.ratePerSecond, c.globalRatePerSecond ?? Infinity), {
+    message: 'upstream floorPerSecond must not exceed the configured rate (ratePerSecond, and globalRatePerSecond when set)',
+    path: ['upstream', 'floorPerSecond'],
+  })
   .refine((c) => c.defaultPlan === undefined || c.plans?.[c.defaultPlan] !== undefined, {
     message: 'defaultPlan must name one of plans',
     path: ['defaultPlan'],

@@ -1,5 +1,12 @@
 // Events a throttle reports (metrics and logs plug in here). Handlers must be cheap and never throw.
 
+import type { IgnoreReason } from '../upstream/index.js';
+
+export type { IgnoreReason };
+
+/** How a report of an upstream's answer was read. */
+export type UpstreamEvent = 'budget' | 'throttled' | 'ok' | 'ignored';
+
 export type SubmitOutcome = 'admitted' | 'duplicate' | 'queue_full' | 'wait_too_long';
 
 export interface ThrottleObserver {
@@ -13,6 +20,11 @@ export interface ThrottleObserver {
   onFinish?(event: { queue: string; outcome: 'completed' | 'failed' | 'retrying'; durationMs: number }): void;
   /** The lane a submit went to: its queued jobs after an admission, its queued units at a refusal. */
   onLaneDepth?(event: { queue: string; depth: number }): void;
+  /**
+   * A handler reported an upstream's answer (`job.upstream`): read as a budget, a 429 without one, a
+   * plain success, or ignored (learning off, or not recorded); `ignored` lists header values not used.
+   */
+  onUpstream?(event: { queue: string; event: UpstreamEvent; ignored: readonly { header: string; reason: IgnoreReason }[] }): void;
   /** Lane repair removed members whose job was lost. */
   onRepair?(event: { queue: string; units: number }): void;
 }

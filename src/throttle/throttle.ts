@@ -7,6 +7,7 @@ import { SluiceError, isSluiceError } from '../errors.js';
 import { withDeadline } from '../redis/deadline.js';
 import { whenReady } from '../redis/connection.js';
 import type { IdentityOptions } from '../redis/keys.js';
+import { UpstreamLearner } from './upstream-learn.js';
 import { parseThrottleConfig, timingOf, type ThrottleConfig, type ThrottleConfigInput, type ThrottleTiming } from './config.js';
 import type { ThrottleContext } from './context.js';
 import { jobStatusOf, type JobData, type JobStatus } from './job-status.js';
@@ -74,6 +75,7 @@ export class Throttle {
   private queue: Queue<JobData> | undefined;
   private ready: Promise<void> | undefined;
   private dispatcherCache: Dispatcher | undefined;
+  private upstreamCache: UpstreamLearner | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
@@ -94,6 +96,12 @@ export class Throttle {
   get gateLanes(): LaneScripts {
     this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
     return this.gateLanesCache;
+  }
+
+  /** @internal What the upstream's answers teach (lua/upstream-learn.lua), on the resilient client. */
+  get upstream(): UpstreamLearner {
+    this.upstreamCache ??= new UpstreamLearner(this.ctx.bull().scripts, this.keys, this.timing, this.config, (laneId, ms, scope) => this.gateLanes.pause(laneId, ms, scope));
+    return this.upstreamCache;
   }
 
   /** @internal This process's dispatcher of the throttle (runs while a worker or a schedule() call uses it). */

@@ -12,6 +12,7 @@ import { LaneRepairer } from './repair.js';
 import { passGate } from './pass-gate.js';
 import { Semaphore } from './semaphore.js';
 import type { Throttle } from './throttle.js';
+import type { LearnOutcome, UpstreamReport, UpstreamScope } from './upstream-learn.js';
 
 /** What a handler receives. */
 export interface ThrottledJob<P = unknown> {
@@ -27,6 +28,15 @@ export interface ThrottledJob<P = unknown> {
   slotMs: number;
   /** The underlying BullMQ job (progress, logs). */
   raw: Job<JobData>;
+  /**
+   * Tells the throttle what the upstream said about its limit after this job's call: its budget
+   * (`remaining` of `limit` until `resetMs`), a wait it asked for (`retryAfterMs`), a refusal
+   * (`throttled`: a 429, with or without headers), or nothing (a plain success). Shared through Redis
+   * by every worker process, it slows the queue (or, `scope: 'lane'`, this job's lane) to what the
+   * upstream allows, never above the configured rate. A no-op when the queue's `upstream.learn` is
+   * off. Never rejects: a failure to record is returned as `error`.
+   */
+  upstream(report: UpstreamReport, scope?: UpstreamScope): Promise<LearnOutcome>;
 }
 
 export type JobHandler<P = unknown, R = unknown> = (job: ThrottledJob<P>) => R | Promise<R>;
@@ -154,7 +164,12 @@ export class ThrottleWorker {
       (slotUs, lateMs) => {
         this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
         try {
-          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job }));
+          const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
+            const outcome = await reportUpstream(throttle, lane, report, slotUs, scope);
+            this.ctx.observer?.onUpstream?.({ queue: throttle.name, event: outcome.event, ignored: report.ignored ?? [] });
+            return outcome;
+          };
+          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream }));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -184,6 +199,16 @@ export class ThrottleWorker {
     } finally {
       this.handlerSlots.release();
     }
+  }
+}
+
+/** A handler's report to the learner; a Redis failure is returned, never thrown (the call was made: a retry would repeat it). */
+async function reportUpstream(throttle: Throttle, lane: string, report: UpstreamReport, startedUs: number, scope?: UpstreamScope): Promise<LearnOutcome> {
+  const learner = throttle.upstream;
+  try {
+    return await learner.report(lane, report, startedUs, scope ?? learner.scope);
+  } catch (error) {
+    return { event: 'ignored', scope: scope ?? learner.scope, error: (error as Error).message };
   }
 }
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { DecisionOutcome } from '../../src/limiters/limiter.js';
 import { ALGORITHMS, type Algorithm } from '../../src/limiters/policy.js';
 import { Metrics, type RuleOutcome } from '../../src/metrics/metrics.js';
-import type { SubmitOutcome, ThrottleObserver } from '../../src/throttle/observer.js';
+import type { IgnoreReason, SubmitOutcome, ThrottleObserver, UpstreamEvent } from '../../src/throttle/observer.js';
 
 const DOC = new URL('../../docs/operations.md', import.meta.url);
 
@@ -23,6 +23,8 @@ type FinishOutcome = Parameters<NonNullable<ThrottleObserver['onFinish']>>[0]['o
 const FINISH_OUTCOMES: Record<FinishOutcome, true> = { completed: true, failed: true, retrying: true };
 type DeferReason = Parameters<NonNullable<ThrottleObserver['onDefer']>>[0]['reason'];
 const DEFER_REASONS: Record<DeferReason, true> = { rate: true, upstream: true };
+const UPSTREAM_EVENTS: Record<UpstreamEvent, true> = { budget: true, throttled: true, ok: true, ignored: true };
+const IGNORE_REASONS: Record<IgnoreReason, true> = { malformed: true, negative: true, absurd: true, inconsistent: true, in_the_past: true, capped: true };
 const RELOAD_RESULTS: Record<Parameters<Metrics['recordRulesReload']>[0], true> = { applied: true, refused: true };
 const keys = <K extends string>(r: Record<K, true>) => Object.keys(r) as K[];
 
@@ -40,6 +42,7 @@ async function everySeries(): Promise<Map<string, Map<string, Set<string>>>> {
   for (const reason of keys(DEFER_REASONS)) m.onDefer({ queue: 'orders', reason });
   for (const outcome of keys(FINISH_OUTCOMES)) m.onFinish({ queue: 'orders', outcome });
   m.onRepair({ queue: 'orders', units: 1 });
+  for (const event of keys(UPSTREAM_EVENTS)) m.onUpstream({ queue: 'orders', event, ignored: keys(IGNORE_REASONS).map((reason) => ({ header: 'RateLimit', reason })) });
   for (const result of keys(RELOAD_RESULTS)) m.recordRulesReload(result);
   // metric name -> label name -> values seen
   const out = new Map<string, Map<string, Set<string>>>();

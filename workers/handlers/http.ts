@@ -1,9 +1,11 @@
 // The shipped handler for the paid third-party API case: forward a job's payload to an upstream.
-// The upstream's status and body become the job's result. A 429 or 503 with Retry-After puts the job
-// back and holds its lane for that long, without using an attempt; other 5xx answers, timeouts and
-// network errors throw, so the job is retried with the queue's backoff.
-import { DeferJob, type JobHandler } from '../../src/index.js';
-import { retryAfterMs } from './retry-after.js';
+// The upstream's status and body become the job's result. Every answer's rate-limit headers (IETF
+// RateLimit, X-RateLimit-*, Retry-After, Shopify's call limit, OpenAI-style budgets) are reported to
+// the throttle, which learns the upstream's real limit from them (the queue's `upstream.learn`). A 429
+// or 503 with Retry-After (or a 429 whose budget is used up, until its reset) puts the job back and
+// holds its lane for that long, without using an attempt; other 5xx answers, timeouts and network
+// errors throw, so the job is retried with the queue's backoff.
+import { DeferJob, parseUpstreamHeaders, type JobHandler } from '../../src/index.js';
 
 /** An upstream as the rules file describes it (header values come from the environment). */
 export interface HttpUpstream {
@@ -60,10 +62,18 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
       throw new UpstreamError(e.name === 'TimeoutError' ? `upstream timed out after ${upstream.timeoutMs} ms` : `upstream unreachable: ${e.message}`);
     }
     const status = response.status;
-    if (status === 429 || status === 503) {
-      const wait = retryAfterMs(response.headers.get('retry-after'));
+    const { signal, ignored } = parseUpstreamHeaders(response.headers);
+    const refused = status === 429 || status === 503;
+    // Retry-After means "later" only on a refusal (429, 503); on any other answer it is not a limit.
+    if (!refused) delete signal.retryAfterMs;
+    // Learning is shared through Redis: the next starts of every worker process follow it. A report
+    // that cannot be recorded does not fail the job (the call was made).
+    await job.upstream({ ...signal, throttled: status === 429, ignored });
+    if (refused) {
       await response.body?.cancel();
       // Retry-After given: the upstream named the time, so wait exactly that, without using an attempt.
+      // A 429 with a used-up budget and no Retry-After names it too: the budget's reset.
+      const wait = signal.retryAfterMs ?? (status === 429 && signal.remaining === 0 ? signal.resetMs : undefined);
       if (wait !== undefined) throw new DeferJob(wait, { reason: `upstream answered ${status}, retry after ${wait} ms` });
       throw new UpstreamError(`upstream answered ${status} without Retry-After`, status);
     }

@@ -1,0 +1,164 @@
+// Simulated paid upstreams: real HTTP servers on 127.0.0.1, each with a hidden limiter it enforces
+// and reports the way its real counterpart does. Every answer is recorded (time, status), so a test
+// counts 429s exactly and measures how much of the hidden capacity was used.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One call the upstream answered. */
+export interface SimCall {
+  /** Local ms (Date.now()) when the request arrived. */
+  at: number;
+  status: number;
+}
+
+export abstract class SimUpstream {
+  readonly calls: SimCall[] = [];
+  private server: Server | undefined;
+  url = '';
+
+  /** The calls it can take per second in the long run (its hidden capacity). */
+  abstract readonly capacityPerSecond: number;
+
+  /** Decides one call at `now` (local ms): the status and the headers to send. */
+  protected abstract answer(now: number): { status: number; headers: Record<string, string> };
+
+  async start(): Promise<this> {
+    this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      req.on('end', () => {
+        const now = Date.now();
+        const { status, headers } = this.answer(now);
+        this.calls.push({ at: now, status });
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify({ ok: status < 400 }));
+      });
+    });
+    this.server.keepAliveTimeout = 1;
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** 429s answered at or after `from` (local ms). */
+  refusedSince(from: number): number {
+    return this.calls.filter((c) => c.at >= from && c.status === 429).length;
+  }
+
+  /** 429s answered in [from, to). */
+  refusedBetween(from: number, to: number): number {
+    return this.calls.filter((c) => c.at >= from && c.at < to && c.status === 429).length;
+  }
+
+  /** Calls answered 2xx in [from, to). */
+  acceptedBetween(from: number, to: number): number {
+    return this.calls.filter((c) => c.at >= from && c.at < to && c.status < 300).length;
+  }
+}
+
+/**
+ * GitHub-like: a fixed window of `limit` calls per `windowMs` (GitHub's hour, scaled), windows aligned
+ * to the server's start; every answer carries X-RateLimit-Limit / -Remaining / -Reset (epoch seconds
+ * with a fraction, since the windows are short); over the limit: 429 with Remaining 0.
+ */
+export class FixedWindowUpstream extends SimUpstream {
+  private readonly origin = Date.now();
+  private window = -1;
+  private used = 0;
+
+  constructor(
+    public limit: number,
+    readonly windowMs: number,
+  ) {
+    super();
+  }
+
+  /** The hidden limit changes (another client starts sharing the account), from the next call on. */
+  setLimit(limit: number): void {
+    this.limit = limit;
+  }
+
+  get capacityPerSecond(): number {
+    return (this.limit * 1000) / this.windowMs;
+  }
+
+  protected answer(now: number): { status: number; headers: Record<string, string> } {
+    const w = Math.floor((now - this.origin) / this.windowMs);
+    if (w !== this.window) [this.window, this.used] = [w, 0];
+    const allowed = this.used < this.limit;
+    if (allowed) this.used++;
+    const resetAt = this.origin + (w + 1) * this.windowMs;
+    return {
+      status: allowed ? 200 : 429,
+      headers: { 'x-ratelimit-limit': String(this.limit), 'x-ratelimit-remaining': String(this.limit - this.used), 'x-ratelimit-reset': (resetAt / 1000).toFixed(3) },
+    };
+  }
+}
+
+/**
+ * Says nothing until refused: a strict sliding window of `limit` calls per `windowMs`; over it, 429
+ * with `Retry-After: <whole seconds>` (at least 1) and no other header. Refused calls do not count.
+ */
+export class RetryAfterOnlyUpstream extends SimUpstream {
+  private readonly accepted: number[] = [];
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {
+    super();
+  }
+
+  get capacityPerSecond(): number {
+    return (this.limit * 1000) / this.windowMs;
+  }
+
+  protected answer(now: number): { status: number; headers: Record<string, string> } {
+    while (this.accepted.length && this.accepted[0]! <= now - this.windowMs) this.accepted.shift();
+    if (this.accepted.length < this.limit) {
+      this.accepted.push(now);
+      return { status: 200, headers: {} };
+    }
+    const wait = (this.accepted[0] ?? now) + this.windowMs - now;
+    return { status: 429, headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) } };
+  }
+}
+
+/**
+ * Shopify-like: a leaky bucket of `size` points leaking `leakPerSecond`, each call 1 point; every
+ * answer reports `X-Shopify-Shop-Api-Call-Limit: <level>/<size>` (level rounded up, after the call);
+ * a call that does not fit gets 429 with `Retry-After: 1.0`, as Shopify answers.
+ */
+export class LeakyBucketUpstream extends SimUpstream {
+  private level = 0;
+  private last = Date.now();
+  /** Local ms of the answers that reported a full bucket (the next call would be refused). */
+  readonly fullAt: number[] = [];
+
+  constructor(
+    readonly size: number,
+    readonly leakPerSecond: number,
+  ) {
+    super();
+  }
+
+  get capacityPerSecond(): number {
+    return this.leakPerSecond;
+  }
+
+  protected answer(now: number): { status: number; headers: Record<string, string> } {
+    this.level = Math.max(0, this.level - ((now - this.last) / 1000) * this.leakPerSecond);
+    this.last = now;
+    const fits = this.level + 1 <= this.size;
+    if (fits) this.level += 1;
+    const shown = `${Math.min(this.size, Math.ceil(this.level))}/${this.size}`;
+    if (Math.ceil(this.level) >= this.size) this.fullAt.push(now);
+    return fits
+      ? { status: 200, headers: { 'x-shopify-shop-api-call-limit': shown } }
+      : { status: 429, headers: { 'x-shopify-shop-api-call-limit': shown, 'retry-after': '1.0' } };
+  }
+}
