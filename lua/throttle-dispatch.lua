@@ -30,6 +30,15 @@
 -- @include lane
 
 local now = now_us(ARGV[1])
+-- While the throttle's slot is being migrated (cluster resharding) its keys may be on either node, and
+-- the lane keys below are not in KEYS, so Redis could not check that they are here: read, they look
+-- missing (a busy lane dropped from the schedule); written, they are created on the wrong node (the next
+-- MIGRATE fails BUSYKEY). Two keys of the slot, one never existing, fail EXISTS only then (source: ASK /
+-- TRYAGAIN; target under ASKING: TRYAGAIN): nothing is read or written, and the dispatcher calls again
+-- after missingRetryUs.
+if type(redis.pcall('EXISTS', KEYS[1], KEYS[1] .. ':migrating')) == 'table' then
+  return {0, now, now + tonumber(ARGV[2]) + tonumber(ARGV[9])}
+end
 if redis.call('HGET', KEYS[6], 'paused') then return {0, now, 0} end
 local horizon = now + tonumber(ARGV[2])
 local floor = now + tonumber(ARGV[3])

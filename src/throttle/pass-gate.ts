@@ -2,9 +2,25 @@
 // dispatcher gave it, or a fresh one when it missed it), wait for that instant here, and say when the
 // job went back to its lane instead. Shared by workers and by in-process schedule().
 import type { ThrottleTiming } from './config.js';
-import type { LaneScripts, StartMode } from './lane-scripts.js';
+import type { LaneScripts, StartMode, StartReply } from './lane-scripts.js';
 import { redisClock, wallMs } from './redis-clock.js';
 import { sleep } from './sleep.js';
+
+/** Between two gate calls refused because the throttle's slot is being migrated (ms). */
+const MIGRATING_RETRY_MS = 100;
+/** How long a job keeps asking while its slot moves before its processor fails as before (ms). */
+const MIGRATING_GIVE_UP_MS = 60_000;
+
+/**
+ * True for the error of a script call that a cluster redirected instead of running: TRYAGAIN (a
+ * multi-key call while a slot's keys are split between two nodes, for the whole migration), or MOVED /
+ * ASK (the slot changing owner), also as the last error ioredis gives after following redirections up to
+ * its limit. The script did not run, so asking again is safe.
+ */
+export function slotMigrating(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return /^(TRYAGAIN|MOVED |ASK |Too many Cluster redirections)/.test(message);
+}
 
 /** What passGate resolves with: what the start ran, or that the job is back in its lane (park it). */
 export type GateOutcome<R> = { started: true; slotUs: number; lateMs: number; result: R } | { started: false };
@@ -26,9 +42,19 @@ export async function passGate<R>(
   exit: () => void = () => undefined,
 ): Promise<GateOutcome<R>> {
   let how: StartMode = { mode: 'start' };
+  let migratingSince: number | undefined;
   for (;;) {
     const sent = wallMs();
-    const gate = await lanes.start(laneId, jobId, cost, how);
+    const gate: StartReply | undefined = await lanes.start(laneId, jobId, cost, how).catch((error: unknown) => {
+      if (!slotMigrating(error) || performance.now() - (migratingSince ??= performance.now()) > MIGRATING_GIVE_UP_MS) throw error;
+      return undefined;
+    });
+    if (!gate) {
+      // The throttle's slot is being moved to another master: the script did not run. The job keeps
+      // its place and asks again, instead of failing an admitted job (a big slot moves for seconds).
+      await sleep(MIGRATING_RETRY_MS);
+      continue;
+    }
     redisClock.sample(sent, gate.nowUs);
     if (!gate.go) return { started: false };
     // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all

@@ -50,15 +50,16 @@ for await (const line of rl) {
     } else if (msg.cmd === 'submit') {
       // Several keys/payloads at once, all in flight together.
       const items = msg.items as { key: string; payload: unknown; cost?: number; id?: string; nowMs?: number }[];
-      const results = await Promise.all(
-        items.map((i) =>
-          throttle.submit(i.key, i.payload, {
-            ...(i.cost !== undefined ? { cost: i.cost } : {}),
-            ...(i.id !== undefined ? { id: i.id } : {}),
-            ...(i.nowMs !== undefined ? { nowMs: i.nowMs } : {}),
-          }),
-        ),
-      );
+      const one = (i: (typeof items)[number]) =>
+        throttle.submit(i.key, i.payload, {
+          ...(i.cost !== undefined ? { cost: i.cost } : {}),
+          ...(i.id !== undefined ? { id: i.id } : {}),
+          ...(i.nowMs !== undefined ? { nowMs: i.nowMs } : {}),
+        });
+      // `settle`: a submit that throws is answered `{ error, code }` in its place instead of failing the batch.
+      const results = msg.settle
+        ? await Promise.all(items.map((i) => one(i).catch((e: Error & { code?: string }) => ({ error: e.message.slice(0, 200), code: e.code }))))
+        : await Promise.all(items.map(one));
       send({ type: 'submitted', results });
     } else if (msg.cmd === 'close') {
       await worker?.close();

@@ -44,6 +44,13 @@ export class ThrottleProc {
     return r.results;
   }
 
+  /** As submit, but a submit that throws is answered `{ error, code }` in its place (the others still count). */
+  async submitSettled(items: { key: string; payload: unknown; cost?: number; id?: string; nowMs?: number }[]) {
+    this.handle.send(JSON.stringify({ cmd: 'submit', items, settle: true }));
+    const r = await this.handle.message<{ results: (SubmitReply | { error: string; code?: string })[] }>('submitted');
+    return r.results;
+  }
+
   async close() {
     if (this.handle.child.exitCode !== null) return;
     this.handle.send(JSON.stringify({ cmd: 'close' }));
