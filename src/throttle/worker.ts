@@ -125,6 +125,9 @@ export class ThrottleWorker {
     // Dispatch only once this process can take what it hands out: a job handed out before the worker
     // is connected would reach its start late.
     await this.worker.waitUntilReady();
+    // On a cluster the connection to the master of the throttle's slot is made on first use: made now,
+    // not by the first job's start call (which would then come late for its instant).
+    await client.exists(throttle.keys.global).catch(() => undefined);
     if (this.closing) return;
     throttle.dispatcher.acquire();
     this.dispatching = throttle;
