@@ -58,6 +58,11 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         const dispatched: { lane: string; jobId: string; cost: number }[] = [];
         const started: { lane: string; jobId: string; cost: number }[] = [];
         const parked: { lane: string; jobId: string; cost: number }[] = [];
+        // The same worker call to the script and to the model.
+        const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue' }, at: number) => ({
+          got: await lanes.start(j.lane, j.jobId, j.cost, how, String(at)),
+          want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs),
+        });
         for (const { dtUs, op: o } of steps) {
           now += dtUs;
           const at = String(now);
@@ -84,28 +89,19 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
             case 'start': {
               if (dispatched.length === 0) break;
               const j = dispatched.splice(o.pick % dispatched.length, 1)[0]!;
-              const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'start' }, at);
-              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'start' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+              const { got, want } = await startBoth(j, { mode: 'start' }, now);
               expect(got.go ? { go: true, startUs: got.startUs } : { go: false }).toEqual(want);
               // A job with no start now is parked by its worker, then put back in its lane.
               (want.go ? started : parked).push(j);
               break;
             }
-            case 'requeue': {
-              if (started.length === 0) break;
-              const j = started.splice(o.pick % started.length, 1)[0]!;
-              const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'requeue' }, at);
-              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'requeue' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
-              expect(got.go).toBe(false);
-              expect(want.go).toBe(false);
-              queued.push(j);
-              break;
-            }
+            // A started job sent back by its upstream, or a parked one put back: both go to their lane's head.
+            case 'requeue':
             case 'unpark': {
-              if (parked.length === 0) break;
-              const j = parked.splice(o.pick % parked.length, 1)[0]!;
-              const got = await lanes.start(j.lane, j.jobId, j.cost, { mode: 'requeue' }, at);
-              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), { mode: 'requeue' }, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+              const from = o.kind === 'requeue' ? started : parked;
+              if (from.length === 0) break;
+              const j = from.splice(o.pick % from.length, 1)[0]!;
+              const { got, want } = await startBoth(j, { mode: 'requeue' }, now);
               expect(got.go).toBe(false);
               expect(want.go).toBe(false);
               queued.push(j);
