@@ -8,7 +8,7 @@ import { TOPOLOGIES, startBackend, uniquePrefix, type Backend } from '../../help
 import { ThrottleProc, maxInWindow, until } from '../../helpers/throttle-procs.js';
 
 const RATE = 20;
-const JOBS = 90;
+const JOBS = 180;
 const config = { ratePerSecond: RATE, capacity: 500 };
 
 describe.each(TOPOLOGIES)('outflow per key (%s)', (topology) => {
@@ -34,7 +34,7 @@ describe.each(TOPOLOGIES)('outflow per key (%s)', (topology) => {
     const workers = await Promise.all([0, 1].map(() => ThrottleProc.start(backend, prefix, 'outflow', config)));
     procs.push(...workers);
     await Promise.all(workers.map((w) => w.worker(10)));
-    await until(() => workers.reduce((n, w) => n + w.starts.length, 0) >= JOBS, 20_000, 'all starts');
+    await until(() => workers.reduce((n, w) => n + w.starts.length, 0) >= JOBS, 30_000, 'all starts');
 
     const starts = workers.flatMap((w) => w.starts);
     const times = starts.map((s) => s.t).sort((a, b) => a - b);
