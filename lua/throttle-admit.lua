@@ -7,7 +7,7 @@
 --          that does not exist yet is taken to be lost (its submitter died before the enqueue): lane
 --          repair looks only here, never across every lane
 -- KEYS[6]  waiting: the throttle's waiting set (busy lanes by the instant their own rate lets them start)
--- KEYS[7]  global: the throttle's global hash {s, v}
+-- KEYS[7]  global: the throttle's global hash {s, v, p}
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
 -- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until then)
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
@@ -51,7 +51,8 @@ local member = job_id .. '|' .. ARGV[3]
 if ARGV[11] == '1' then
   local predicted = redis.call('ZSCORE', KEYS[2], member)
   if predicted then
-    return {2, tonumber(predicted), redis.call('ZRANK', KEYS[2], member), now}
+    -- A member sent back by a worker is keyed below every fresh one (includes/lane.lua): it is next.
+    return {2, math.max(tonumber(predicted), now), redis.call('ZRANK', KEYS[2], member), now}
   end
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
@@ -65,7 +66,9 @@ if depth == 0 then busy = busy + 1 end
 local interval = effective_interval(lane_interval, global_interval, busy)
 -- The first start this lane can make: its own meter (less the burst), a pause, the global meter.
 local base = math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))
-if global_interval > 0 then base = math.max(base, tonumber(redis.call('HGET', KEYS[7], 's') or 0)) end
+local g = redis.call('HMGET', KEYS[7], 's', 'p')
+base = math.max(base, tonumber(g[2] or 0))
+if global_interval > 0 then base = math.max(base, tonumber(g[1] or 0)) end
 
 if held + cost > capacity then
   -- Room appears when the job holding the (held + cost - capacity)-th unit starts: first the jobs

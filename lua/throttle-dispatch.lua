@@ -47,9 +47,11 @@ local margin = tonumber(ARGV[6])
 local lane_prefix = ARGV[7]
 local job_prefix = ARGV[8]
 
-local g = redis.call('HMGET', KEYS[3], 's', 'v', 'ui', 'ue')
+local g = redis.call('HMGET', KEYS[3], 's', 'v', 'ui', 'ue', 'p')
 local global_slot = tonumber(g[1] or 0)
 local virtual = tonumber(g[2] or 0)
+-- The whole throttle is paused (an upstream's Retry-After for the queue): no start before then.
+floor = math.max(floor, tonumber(g[5] or 0))
 -- The configured cap, or what the upstream said it allows (lua/upstream-learn.lua), the slower.
 local global_interval = learned(tonumber(ARGV[5]), g[3], g[4], now)
 local capped = global_interval > 0
@@ -80,7 +82,7 @@ while n < max_jobs do
     local id = top[1]
     local lane_key = lane_prefix .. id
     local queue_key = lane_key .. ':q'
-    local head = redis.call('ZRANGE', queue_key, 0, 0)
+    local head = redis.call('ZRANGE', queue_key, 0, 0, 'WITHSCORES')
     if #head == 0 then
       -- Counted busy with nothing queued (repaired meanwhile): idle it.
       deactivate_lane(id, KEYS[1], KEYS[2])
@@ -108,6 +110,12 @@ while n < max_jobs do
         local start = t
         if not capped then start = math.max(floor, lane_eligible(tat, paused, interval, burst, margin)) end
         redis.call('ZREM', queue_key, member)
+        local key = tonumber(head[2])
+        if key < 0 then
+          -- Sent back before: it keeps its place should it come back again (lua/throttle-start.lua).
+          redis.call('HSET', lane_key .. ':k', member, key)
+          redis.call('PEXPIRE', lane_key .. ':k', 86400000)
+        end
         tat = math.max(tat, start) + span(cost, interval, margin)
         virtual = math.max(virtual, tag)
         tag = tag + cost * weight

@@ -2,18 +2,20 @@
 -- KEYS[1]  lane: hash (see includes/lane.lua)
 -- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" in FIFO order
 -- KEYS[3]  busy: the throttle's busy set
--- KEYS[4]  global: the throttle's global hash {s, v}
+-- KEYS[4]  global: the throttle's global hash {s, v, p}
 -- KEYS[5]  dispatched: "<job id>|<cost>|<lane id>" -> start µs given by the dispatcher
 -- KEYS[6]  waiting: the throttle's waiting set
 -- KEYS[7]  ready: the throttle's ready set
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
 -- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs
+-- KEYS[10] laneBack: the lane's members handed out again after being sent back -> their lane key
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  member: the job's member "<job id>|<cost>"
 -- ARGV[3]  laneId: lane id
 -- ARGV[4]  mode: 'start' (the job just arrived), 'late' (it missed the start it was given: heldUs), or
 --          'requeue' (the worker parked the job: put it back at the head of its lane)
--- ARGV[5]  heldUs: the start µs the job missed ('late'), else ''
+-- ARGV[5]  heldUs: the start µs the job missed ('late'), or the start it was given ('requeue': it
+--          orders the job among those sent back), else ''
 -- ARGV[6]  laneIntervalUs: the lane's interval in µs (kept in the lane for the dispatcher when the job goes back)
 -- ARGV[7]  burst: the lane's burst
 -- ARGV[8]  globalIntervalUs: global interval in µs (0: no global cap)
@@ -22,10 +24,13 @@
 -- ARGV[11] deliveryUs: and no sooner than this after now
 -- ARGV[12] lateToleranceUs: a job that arrives later than this after its start is late
 -- returns {1, start µs, now µs}  go: start the job at `start`
---         {0, 0, now µs}        not now: the worker parks the job in BullMQ's delayed set, then calls
---                               again with 'requeue', which puts it back at the head of its lane (the
---                               dispatcher hands it out again at its turn)
--- A job that was dispatched starts at its slot. A job that arrives without one (a retry, a re-run after
+--         {0, slot µs, now µs}  not now: the worker parks the job in BullMQ's delayed set, then calls
+--                               again with 'requeue' and the slot it had (0: none), which puts it
+--                               back in its lane ahead of every fresh job, among the others sent back
+--                               in the order they were first handed out (the dispatcher hands it out
+--                               again at its turn); a job with no slot (a retry) goes to the head
+-- A job that was dispatched starts at its slot, unless a pause of its lane or of the throttle that
+-- came after the hand-out covers the slot: then it goes back like a job without one. A job that arrives without one (a retry, a re-run after
 -- a crashed worker, a job brought back early) goes back to the head of its lane: every start, first or
 -- not, is paced and ordered by the dispatcher. A late job takes the next free instant of the meters at
 -- once when no later job of its lane was dispatched after it (its lane's order and spacing hold);
@@ -48,20 +53,27 @@ local tolerance = tonumber(ARGV[12])
 
 local entry = member .. '|' .. lane_id
 
-local function park()
+local function park(slot)
   redis.call('ZADD', KEYS[5], now, entry)
-  return {0, 0, now}
+  return {0, slot or 0, now}
 end
 
-local function requeue()
+local function requeue(slot)
   redis.call('ZREM', KEYS[5], entry)
   -- Its unit goes from the outgoing set back to the queue: the lane's count never drops in between.
   if redis.call('ZREM', KEYS[9], member) == 1 then
     redis.call('HSET', KEYS[1], 'od', math.max(0, tonumber(redis.call('HGET', KEYS[1], 'od') or 0) - cost))
   end
   if redis.call('ZSCORE', KEYS[2], member) then return {0, 0, now} end
-  local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  local order = head[2] and tonumber(head[2]) - 1 or now
+  local order = tonumber(redis.call('HGET', KEYS[10], member) or '')
+  if order then
+    redis.call('HDEL', KEYS[10], member)
+  elseif slot then
+    order = slot - BACK_OFFSET
+  else
+    local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    order = head[2] and tonumber(head[2]) - 1 or now - BACK_OFFSET
+  end
   redis.call('ZADD', KEYS[2], order, member)
   local depth = tonumber(redis.call('HGET', KEYS[1], 'd') or 0) + cost
   redis.call('HSET', KEYS[1], 'd', depth, 'i', interval, 'b', burst)
@@ -74,12 +86,12 @@ local function late(held)
   local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue')
   local tat = tonumber(st[1] or 0)
   local lane_interval = learned(interval, st[3], st[4], now)
-  if tat > held + span(cost, lane_interval, margin) then return park() end
-  local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0))
-  local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue')
+  if tat > held + span(cost, lane_interval, margin) then return park(held) end
+  local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p')
+  local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
   local cap = learned(global_interval, g[2], g[3], now)
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
-  if start - now > tonumber(ARGV[10]) then return park() end
+  if start - now > tonumber(ARGV[10]) then return park(held) end
   redis.call('HSET', KEYS[1], 'c', start + span(cost, lane_interval, margin))
   -- A lane with no queued work keeps its meter only as long as it matters (it may even have expired
   -- while this job waited for a worker: the write above made it anew).
@@ -92,11 +104,16 @@ local function late(held)
   return {1, start, now}
 end
 
-if mode == 'requeue' then return requeue() end
+if mode == 'requeue' then return requeue(tonumber(ARGV[5])) end
 if mode == 'late' then return late(tonumber(ARGV[5])) end
 local slot = redis.call('ZSCORE', KEYS[5], entry)
 if not slot then return park() end
 redis.call('ZREM', KEYS[5], entry)
 slot = tonumber(slot)
+-- Paused after it was handed out (its upstream said "later" meanwhile): not at this slot; the worker
+-- parks it and it goes back to the head of its lane, for the dispatcher to hand out after the pause.
+local lane_pause = tonumber(redis.call('HGET', KEYS[1], 'p') or 0)
+local global_pause = tonumber(redis.call('HGET', KEYS[4], 'p') or 0)
+if slot < math.max(lane_pause, global_pause) then return park(slot) end
 if now - slot > tolerance then return late(slot) end
 return {1, slot, now}

@@ -16,13 +16,21 @@
 -- plus a sorted set of queued members "<job id>|<cost>" in FIFO order (scored by predicted start), and
 -- the outgoing set `:o`: members handed to the workers, scored by their start µs (a unit is free again
 -- at its job's start, exactly: admission drops the entries that are past).
--- Throttle-wide: the global hash {s: next global slot, v: virtual time, ui/ue: an interval learnt from
+-- Throttle-wide: the global hash {s: next global slot, v: virtual time, p: real µs until which the
+-- whole throttle is paused (capped or not), ui/ue: an interval learnt from
 -- the upstream for the whole queue and until when it holds: the queue is paced by max(global interval,
 -- ui) while ue > now, even with no global cap configured}; the busy set (lane id -> queued units, lanes with d > 0: the admin API's index);
 -- every busy lane is in exactly one of two dispatch sets, `waiting` (scored by the real µs at which
 -- its own rate, burst and pause let it start next) or `ready` (scored by its fair tag v); the global
 -- hash {s: next global slot µs, v: virtual time}; the dispatched set ("<job id>|<cost>|<lane id>" ->
 -- its start µs, until a worker takes the job); the wake channel the dispatchers listen on.
+
+-- A member a worker sends back to its lane (it missed or could not use its start) is keyed by the
+-- first start it was handed out for, less this offset: before every fresh member (keyed by its
+-- predicted start, a positive µs), and among the ones sent back in the order they were first handed
+-- out, which is their FIFO order. A member handed out again keeps that key (the lane's `:k` hash holds
+-- it meanwhile), so being sent back twice does not move it behind a younger one.
+local BACK_OFFSET = 4000000000000000
 
 -- Members carry the cost so that the lane can be repaired from the member alone.
 local function member_cost(member)

@@ -42,7 +42,7 @@ export const SCRIPT_TABLE = {
     argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs'],
   },
   'throttle-start': {
-    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing'],
+    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack'],
     argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs'],
   },
   'throttle-release': {

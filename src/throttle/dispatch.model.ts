@@ -26,6 +26,8 @@ interface LaneState {
   od: number;
   out: Map<string, number>;
   queue: QueuedMember[];
+  /** Members handed out again after being sent back -> the lane key they keep (the lane's `:k` hash). */
+  back: Map<string, number>;
 }
 
 export interface ModelSettings {
@@ -44,7 +46,10 @@ export interface ModelDispatch {
   jobs: { jobId: string; laneId: string; startUs: number }[];
 }
 
-export type ModelStart = { go: true; startUs: number } | { go: false };
+export type ModelStart = { go: true; startUs: number } | { go: false; slotUs?: number };
+
+/** A member sent back to its lane is keyed by its first start less this (includes/lane.lua BACK_OFFSET). */
+const BACK_OFFSET = 4_000_000_000_000_000;
 
 /** `units` x interval stretched by the margin, whole µs (includes/lane.lua span). */
 export function span(units: number, interval: number, marginPpm: number): number {
@@ -75,6 +80,7 @@ export class DispatchModel {
   private readonly ready = new Map<string, number>();
   private readonly dispatched = new Map<string, number>();
   private globalSlot = 0;
+  private globalPause = 0;
   private virtual = 0;
   private learntGlobal = { ui: 0, ue: 0 };
 
@@ -83,7 +89,7 @@ export class DispatchModel {
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), queue: [] };
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), queue: [], back: new Map() };
       this.lanes.set(id, lane);
     }
     return lane;
@@ -124,6 +130,7 @@ export class DispatchModel {
     const g = this.settings.globalIntervalUs;
     const interval = g <= 0 ? intervalUs : Math.max(intervalUs, Math.max(busy, 1) * g);
     let base = Math.max(nowUs, eligible(lane.c, lane.p, intervalUs, burst, m));
+    base = Math.max(base, this.globalPause);
     if (g > 0) base = Math.max(base, this.globalSlot);
     if (held + cost > capacity) {
       const need = held + cost - capacity;
@@ -171,7 +178,7 @@ export class DispatchModel {
     const g = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
     const capped = g > 0;
     const horizon = nowUs + horizonUs;
-    let floor = nowUs + deliveryUs;
+    let floor = Math.max(nowUs + deliveryUs, this.globalPause);
     const jobs: ModelDispatch['jobs'] = [];
     let nextDue = 0;
     while (jobs.length < maxJobs) {
@@ -213,6 +220,7 @@ export class DispatchModel {
       const interval = learned(lane.i, lane.ui, lane.ue, nowUs);
       const start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, interval, lane.b, m));
       lane.queue.shift();
+      if (head.score < 0) lane.back.set(head.member, head.score);
       lane.c = Math.max(lane.c, start) + span(cost, interval, m);
       this.virtual = Math.max(this.virtual, lane.v);
       lane.v += cost * lane.i;
@@ -231,19 +239,23 @@ export class DispatchModel {
   }
 
   /** A worker asks for the start of `member`'s job (lua/throttle-start.lua). */
-  start(nowUs: number, laneId: string, member: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue' }, intervalUs: number, burst: number, horizonUs: number, deliveryUs: number, lateToleranceUs: number): ModelStart {
+  start(nowUs: number, laneId: string, member: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined }, intervalUs: number, burst: number, horizonUs: number, deliveryUs: number, lateToleranceUs: number): ModelStart {
     const entry = `${member}|${laneId}`;
-    const park = (): ModelStart => {
+    const park = (slotUs?: number): ModelStart => {
       this.dispatched.set(entry, nowUs);
-      return { go: false };
+      return slotUs ? { go: false, slotUs } : { go: false };
     };
-    const requeue = (): ModelStart => {
+    const requeue = (slotUs: number | undefined): ModelStart => {
       this.dispatched.delete(entry);
       const lane = this.lane(laneId);
       if (lane.out.delete(member)) lane.od = Math.max(0, lane.od - costOf(member));
       if (lane.queue.some((q) => q.member === member)) return { go: false };
-      const head = lane.queue[0];
-      lane.queue.unshift({ member, score: head ? head.score - 1 : nowUs });
+      let score = lane.back.get(member);
+      if (score !== undefined) lane.back.delete(member);
+      else if (slotUs) score = slotUs - BACK_OFFSET;
+      else score = lane.queue[0] ? lane.queue[0].score - 1 : nowUs - BACK_OFFSET;
+      lane.queue.push({ member, score });
+      lane.queue.sort((a, b) => byScoreThenMember([a.member, a.score], [b.member, b.score]));
       lane.d += costOf(member);
       lane.i = intervalUs;
       lane.b = burst;
@@ -255,22 +267,23 @@ export class DispatchModel {
       const lane = this.lane(laneId);
       const cost = costOf(member);
       const laneInterval = learned(intervalUs, lane.ui, lane.ue, nowUs);
-      if (lane.c > held + span(cost, laneInterval, m)) return park();
-      let start = Math.max(nowUs + deliveryUs, lane.p);
+      if (lane.c > held + span(cost, laneInterval, m)) return park(held);
+      let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
       const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
       if (cap > 0) start = Math.max(start, this.globalSlot);
-      if (start - nowUs > horizonUs) return park();
+      if (start - nowUs > horizonUs) return park(held);
       lane.c = start + span(cost, laneInterval, m);
       if (lane.out.has(member)) lane.out.set(member, start);
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };
     };
-    if (how.mode === 'requeue') return requeue();
+    if (how.mode === 'requeue') return requeue(how.slotUs);
     if (how.mode === 'late') return late(how.heldUs);
     const slot = this.dispatched.get(entry);
     if (slot === undefined) return park();
     this.dispatched.delete(entry);
+    if (slot < Math.max(this.lane(laneId).p, this.globalPause)) return park(slot);
     if (nowUs - slot > lateToleranceUs) return late(slot);
     return { go: true, startUs: slot };
   }
@@ -299,8 +312,8 @@ export class DispatchModel {
   pause(nowUs: number, laneId: string, pauseUs: number, scope: 'lane' | 'global'): number {
     const resume = nowUs + pauseUs;
     if (scope === 'global') {
-      const was = this.globalSlot;
-      if (was < resume) this.globalSlot = resume;
+      const was = this.globalPause;
+      if (was < resume) this.globalPause = resume;
       return Math.max(was, resume);
     }
     const lane = this.lane(laneId);
@@ -310,6 +323,11 @@ export class DispatchModel {
       this.reposition(laneId, lane);
     }
     return Math.max(was, resume);
+  }
+
+  /** A lane's queued members, in dispatch order. */
+  queued(laneId: string): string[] {
+    return (this.lanes.get(laneId)?.queue ?? []).map((q) => q.member);
   }
 
   /** Queued cost units of a lane. */

@@ -55,6 +55,11 @@ export class ThrottleKeys {
     return `${this.lanePrefix}${laneId}:o`;
   }
 
+  /** A lane's members handed out again after a worker sent them back -> the lane key they keep (lua/includes/lane.lua). */
+  laneBack(laneId: string): string {
+    return `${this.lanePrefix}${laneId}:k`;
+  }
+
   laneQueue(laneId: string): string {
     return `${this.tag}:l:${laneId}:q`;
   }

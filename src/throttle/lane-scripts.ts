@@ -14,7 +14,7 @@ export type AdmitReply =
   | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number; nowUs: number };
 
 /** A worker's answer from the gate: start at `startUs`, or the job went back to its lane (park it). */
-export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; nowUs: number };
+export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; slotUs?: number; nowUs: number };
 
 /** What one dispatch round handed out. */
 export interface DispatchReply {
@@ -25,7 +25,8 @@ export interface DispatchReply {
 }
 
 /** How a worker asks the gate: a job just taken, a job that missed its start, a job sent back. */
-export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue' };
+/** `requeue`'s `slotUs`: the start the job was given (it orders the job among those sent back); none for a retry. */
+export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined };
 
 export interface LaneState {
   slotUs: number;
@@ -117,13 +118,14 @@ export class LaneScripts {
           ready: this.keys.ready,
           wake: this.keys.wake,
           laneOutgoing: this.keys.laneOutgoing(laneId),
+          laneBack: this.keys.laneBack(laneId),
         },
         {
           now,
           member: laneMember(jobId, cost),
           laneId,
           mode: how.mode,
-          heldUs: how.mode === 'late' ? how.heldUs : '',
+          heldUs: how.mode === 'late' ? how.heldUs : how.mode === 'requeue' && how.slotUs ? how.slotUs : '',
           laneIntervalUs: t.laneIntervalUs,
           burst: this.burst,
           globalIntervalUs: t.globalIntervalUs,
@@ -135,7 +137,7 @@ export class LaneScripts {
       ),
       3,
     ) as [number, number, number];
-    return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, nowUs };
+    return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, ...(at > 0 ? { slotUs: at } : {}), nowUs };
   }
 
   /** One dispatch round: the jobs whose start is due within the horizon, at most `maxJobs`. */

@@ -22,8 +22,11 @@ export function slotMigrating(error: unknown): boolean {
   return /^(TRYAGAIN|MOVED |ASK |Too many Cluster redirections)/.test(message);
 }
 
-/** What passGate resolves with: what the start ran, or that the job is back in its lane (park it). */
-export type GateOutcome<R> = { started: true; slotUs: number; lateMs: number; result: R } | { started: false };
+/**
+ * What passGate resolves with: what the start ran, or that the job is back in its lane (park it, then
+ * requeue it with `slotUs`, the start it had, if any).
+ */
+export type GateOutcome<R> = { started: true; slotUs: number; lateMs: number; result: R } | { started: false; slotUs?: number | undefined };
 
 /**
  * Asks the gate for the job's start and calls `start` at that instant. `enter` is awaited just before
@@ -56,7 +59,7 @@ export async function passGate<R>(
       continue;
     }
     redisClock.sample(sent, gate.nowUs);
-    if (!gate.go) return { started: false };
+    if (!gate.go) return { started: false, slotUs: gate.slotUs };
     // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
     // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
     const startAt = redisClock.toLocal(gate.startUs) - performance.timeOrigin;

@@ -259,7 +259,7 @@ export class Throttle {
         const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => fn());
         if (outcome.started) return await outcome.result;
         // It missed its start: back to its lane, dispatched again at its turn.
-        await this.gateLanes.start(laneId, jobId, cost, { mode: 'requeue' });
+        await this.gateLanes.start(laneId, jobId, cost, { mode: 'requeue', slotUs: outcome.slotUs });
       }
     } catch (error) {
       // Give the unit back if we never got to start (the gate call itself may have failed).

@@ -181,11 +181,11 @@ export class ThrottleWorker {
       () => this.handlerSlots.release(),
     );
     if (!outcome.started) {
-      // No start for it now: parked, then back at the head of its lane (in that order: the dispatcher
+      // No start for it now: parked, then back in its lane (in that order: the dispatcher
       // may promote it the moment it is back), until the dispatcher hands it out again.
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
-      await lanes.start(lane, job.id!, cost, { mode: 'requeue' });
+      await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
       throw new DelayedError();
     }
     try {
@@ -197,7 +197,7 @@ export class ThrottleWorker {
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'upstream' });
       await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + PARK_MS, token);
-      await lanes.start(lane, job.id!, cost, { mode: 'requeue' });
+      await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
       throw new DelayedError();
     } finally {
       this.handlerSlots.release();

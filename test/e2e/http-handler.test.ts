@@ -170,6 +170,8 @@ async function submit(key: string, payload: Call['body'], queue = 'charges'): Pr
   return res.headers.get('location')!;
 }
 
+let attempt = 0;
+
 describe('the http handler', () => {
   it('the job result is the upstream status and JSON body; the token comes from the environment', async () => {
     upstream.script('ok', [{ status: 201, body: { charged: 1250, currency: 'EUR' } }]);
@@ -197,28 +199,33 @@ describe('the http handler', () => {
   });
 
   it('429 with Retry-After: 2 defers the job 2 s without using an attempt, and holds its lane (not other lanes)', async () => {
-    upstream.script('busy', [{ status: 429, headers: { 'retry-after': '2' }, body: { error: 'slow down' } }, { status: 200, body: { ok: 'after wait' } }]);
-    const deferred = await submit('acct-3', { scenario: 'busy' });
-    await pollUntil(async () => upstream.callsOf('busy').length, (n) => n >= 1, 10_000, 20, 'the first upstream call');
-    const firstAt = upstream.callsOf('busy')[0]!.at;
+    // Names unique to this attempt: a retry must not see the calls or the lane pause of an earlier one.
+    const n = attempt++;
+    const [busy, behindName, otherName, key] = [`busy-${n}`, `queued-behind-${n}`, `other-lane-${n}`, `acct-3-${n}`];
+    upstream.script(busy, [{ status: 429, headers: { 'retry-after': '2' }, body: { error: 'slow down' } }, { status: 200, body: { ok: 'after wait' } }]);
+    const deferred = await submit(key, { scenario: busy });
+    await pollUntil(async () => upstream.callsOf(busy).length, (n) => n >= 1, 10_000, 20, 'the first upstream call');
+    const firstAt = upstream.callsOf(busy)[0]!.at;
     // Behind it in the same lane: waits for the pause. Another key's lane: runs now.
-    const sameLane = await submit('acct-3', { scenario: 'queued-behind' });
-    const otherLane = await submit('acct-4', { scenario: 'other-lane' });
+    const sameLane = await submit(key, { scenario: behindName });
+    const otherLane = await submit(`acct-4-${n}`, { scenario: otherName });
 
     const other = await waitForJob(serve.url, otherLane);
     expect(other.state).toBe('completed');
-    expect(upstream.callsOf('other-lane')[0]!.at - firstAt).toBeLessThan(1500);
+    expect(upstream.callsOf(otherName)[0]!.at - firstAt).toBeLessThan(1500);
 
     const job = await waitForJob(serve.url, deferred);
     expect(job).toMatchObject({ state: 'completed', attemptsMade: 1, result: { status: 200, body: { ok: 'after wait' } } });
-    const calls = upstream.callsOf('busy');
+    const calls = upstream.callsOf(busy);
     expect(calls).toHaveLength(2);
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(2000);
     expect(calls[1]!.at - calls[0]!.at).toBeLessThan(2000 + 1500);
 
     const behind = await waitForJob(serve.url, sameLane);
     expect(behind.state).toBe('completed');
-    expect(upstream.callsOf('queued-behind')[0]!.at - firstAt).toBeGreaterThanOrEqual(2000);
+    // After the pause, and after the deferred job (FIFO: it was first).
+    expect(upstream.callsOf(behindName)[0]!.at - firstAt).toBeGreaterThanOrEqual(2000);
+    expect(upstream.callsOf(behindName)[0]!.at).toBeGreaterThanOrEqual(calls[1]!.at);
   });
 
   it('503 with an HTTP-date Retry-After defers until that instant, without using an attempt', async () => {

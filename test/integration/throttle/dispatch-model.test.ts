@@ -56,10 +56,11 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         let job = 0;
         const queued: { lane: string; jobId: string; cost: number }[] = [];
         const dispatched: { lane: string; jobId: string; cost: number }[] = [];
-        const started: { lane: string; jobId: string; cost: number }[] = [];
-        const parked: { lane: string; jobId: string; cost: number }[] = [];
+        // Started or parked: with the start each had (the worker sends it back with it).
+        const started: { lane: string; jobId: string; cost: number; slotUs?: number | undefined }[] = [];
+        const parked: { lane: string; jobId: string; cost: number; slotUs?: number | undefined }[] = [];
         // The same worker call to the script and to the model.
-        const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue' }, at: number) => ({
+        const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue'; slotUs?: number | undefined }, at: number) => ({
           got: await lanes.start(j.lane, j.jobId, j.cost, how, String(at)),
           want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs),
         });
@@ -90,18 +91,20 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               if (dispatched.length === 0) break;
               const j = dispatched.splice(o.pick % dispatched.length, 1)[0]!;
               const { got, want } = await startBoth(j, { mode: 'start' }, now);
-              expect(got.go ? { go: true, startUs: got.startUs } : { go: false }).toEqual(want);
+              expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
               // A job with no start now is parked by its worker, then put back in its lane.
-              (want.go ? started : parked).push(j);
+              if (want.go) started.push({ ...j, slotUs: want.startUs });
+              else parked.push({ ...j, slotUs: want.slotUs });
               break;
             }
-            // A started job sent back by its upstream, or a parked one put back: both go to their lane's head.
+            // A started job sent back by its upstream, or a parked one put back: both go back ahead of the
+            // fresh jobs of their lane, in the order they were first handed out.
             case 'requeue':
             case 'unpark': {
               const from = o.kind === 'requeue' ? started : parked;
               if (from.length === 0) break;
               const j = from.splice(o.pick % from.length, 1)[0]!;
-              const { got, want } = await startBoth(j, { mode: 'requeue' }, now);
+              const { got, want } = await startBoth(j, { mode: 'requeue', slotUs: j.slotUs }, now);
               expect(got.go).toBe(false);
               expect(want.go).toBe(false);
               queued.push(j);
@@ -127,7 +130,10 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
             }
           }
         }
-        for (const lane of LANES) expect((await lanes.state(lane, String(now))).depth).toBe(model.depth(lane));
+        for (const lane of LANES) {
+          expect((await lanes.state(lane, String(now))).depth).toBe(model.depth(lane));
+          expect(await ctx.backend.raw.zrange(throttle.keys.laneQueue(lane), '0', '-1')).toEqual(model.queued(lane));
+        }
       }),
       { numRuns: 40 },
     );
