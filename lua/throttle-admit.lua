@@ -52,7 +52,9 @@ if ARGV[11] == '1' then
   local predicted = redis.call('ZSCORE', KEYS[2], member)
   if predicted then
     -- A member sent back by a worker is keyed below every fresh one (includes/lane.lua): it is next.
-    return {2, math.max(tonumber(predicted), now), redis.call('ZRANK', KEYS[2], member), now}
+    predicted = tonumber(predicted)
+    if predicted < 0 then predicted = now end
+    return {2, predicted, redis.call('ZRANK', KEYS[2], member), now}
   end
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
