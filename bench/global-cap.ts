@@ -7,8 +7,9 @@
 // makespan against the ideal's. With --bullmq, the same jobs through BullMQ with a queue-wide limiter
 // at the cap (no fairness) for comparison. A private redis-server, started and stopped here.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
-//     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq]
+//     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json]
 // Prints one JSON document on stdout; progress goes to stderr.
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -31,6 +32,8 @@ const { values: flags } = parseArgs({
     timeout: { type: 'string', default: '90' },
     seed: { type: 'string', default: '1' },
     bullmq: { type: 'boolean', default: false },
+    // Writes every job's key, submit and start instants (ms) as JSON, for a closer look at a run.
+    dump: { type: 'string' },
   },
 });
 const n = (k: keyof typeof flags) => Number(flags[k]);
@@ -60,6 +63,7 @@ async function runSluice(url: string) {
   for (const p of procs) for (const s of p.starts) byId.get(s.id)!.start = s.t;
   await Promise.all(procs.map((p) => p.close()));
   await sluice.close();
+  if (flags.dump) writeFileSync(flags.dump, JSON.stringify(jobs.map((j) => ({ key: j.key, submitted: j.submitted, start: j.start }))));
   return capReport(jobs, config);
 }
 

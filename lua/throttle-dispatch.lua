@@ -16,7 +16,7 @@
 -- ARGV[6]  marginPpm: pacing margin in parts per million
 -- ARGV[7]  lanePrefix: a lane's key is lanePrefix .. lane id (its queue: .. ':q')
 -- ARGV[8]  jobPrefix: a BullMQ job hash is jobPrefix .. job id ('p'-prefixed ids are in-process: no job)
--- ARGV[9]  missingRetryUs: a lane whose head job does not exist yet is looked at again this much after the horizon
+-- ARGV[9]  missingRetryUs: a lane whose head job does not exist yet is looked at again this much after now
 -- returns {dispatched count, now µs, next µs (0: nothing queued), job id 1, lane id 1, start µs 1, ...}
 --   next: the instant from which the next start is due within the horizon: call again at next - horizon.
 -- How a slot is given out. Under a global cap the next global slot goes to the lane with the smallest
@@ -58,6 +58,8 @@ local capped = global_interval > 0
 local out = {0, now, 0}
 local n = 0
 local next_due = 0
+-- Lanes whose head job does not exist yet, and the instant each was ready by: lane id, µs, ...
+local missing = {}
 
 while n < max_jobs do
   local t = floor
@@ -93,10 +95,12 @@ while n < max_jobs do
       local job_id = string.match(member, '^(.*)|%d+$')
       local cost = member_cost(member)
       if string.sub(job_id, 1, 1) ~= 'p' and redis.call('EXISTS', job_prefix .. job_id) == 0 then
-        -- Admitted, not enqueued yet (or lost: lane repair frees it). FIFO: the lane waits for it.
-        -- Looked at again after the horizon, so never twice in one call.
+        -- Admitted, not enqueued yet (its submitter's add is a moment behind the admission, or lost:
+        -- lane repair frees it). FIFO: the lane waits for it, out of this call, and is looked at again
+        -- missingRetryUs from now (a new lane's first start would otherwise wait a whole horizon).
         redis.call('ZREM', KEYS[2], id)
-        redis.call('ZADD', KEYS[1], horizon + tonumber(ARGV[9]), id)
+        missing[#missing + 1] = id
+        missing[#missing + 1] = t
       else
         local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue')
         local depth = tonumber(st[1] or 0) - cost
@@ -144,6 +148,13 @@ while n < max_jobs do
 end
 if n == max_jobs then next_due = now end
 if next_due == 0 and redis.call('ZCARD', KEYS[2]) > 0 then next_due = math.max(floor, global_slot) end
+if #missing > 0 then
+  -- Back in waiting at the instant they were ready by (their own rate allowed a start then, which is
+  -- all a capped round looks at), and a call again missingRetryUs from now.
+  for i = 1, #missing, 2 do redis.call('ZADD', KEYS[1], missing[i + 1], missing[i]) end
+  local retry = now + tonumber(ARGV[9]) + tonumber(ARGV[2])
+  if next_due == 0 or next_due > retry then next_due = retry end
+end
 if capped then redis.call('HSET', KEYS[3], 's', global_slot, 'v', virtual) else redis.call('HSET', KEYS[3], 'v', virtual) end
 out[1] = n
 out[3] = next_due

@@ -6,6 +6,12 @@ import type { ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
 import { laneMember, type ThrottleKeys } from './keys.js';
 
+/**
+ * A lane whose head job is admitted but not added to BullMQ yet (its submitter's add is a moment
+ * behind) is looked at again this long after (µs): short, since a new lane's first start waits for it.
+ */
+const MISSING_RETRY_US = 3_000;
+
 export type AdmitReply =
   | { kind: 'admitted'; startUs: number; position: number; nowUs: number }
   | { kind: 'queued-duplicate'; startUs: number; position: number; nowUs: number }
@@ -162,7 +168,7 @@ export class LaneScripts {
         marginPpm: t.marginPpm,
         lanePrefix: this.keys.lanePrefix,
         jobPrefix: this.keys.jobPrefix,
-        missingRetryUs: 1_000,
+        missingRetryUs: MISSING_RETRY_US,
       },
     );
     if (!Array.isArray(reply) || reply.length < 3 || (reply.length - 3) % 3 !== 0) {
