@@ -11,7 +11,7 @@ export { HOT_PATH_OPTIONS, type RedisClient, type RedisTarget } from './redis/co
 export { Throttle, type SubmitOptions, type SubmitResult, type LaneInfo } from './throttle/throttle.js';
 export { ThrottleWorker, type ThrottledJob, type JobHandler, type ThrottleWorkerOptions } from './throttle/worker.js';
 export type { WaitLogger } from './throttle/await-config.js';
-export { DeferJob } from './throttle/defer.js';
+export { DeferJob, LateSend } from './throttle/defer.js';
 export type { UpstreamReport, UpstreamScope, LearnOutcome } from './throttle/upstream-learn.js';
 export { parseUpstreamHeaders, headerSource, parseRetryAfter, MAX_RETRY_AFTER_MS, MAX_RESET_MS, SHOPIFY_DRAIN_MS } from './upstream/index.js';
 export type { UpstreamSignal, ParsedSignal, IgnoredHeader, IgnoreReason, UpstreamStyle, HeaderSource, LearnEvent, LearnResult, Parsed } from './upstream/index.js';

@@ -26,6 +26,7 @@ export const THROTTLE_NAMES = {
   learn: 'learn',
   floor_per_second: 'floorPerSecond',
   scope: 'scope',
+  send_headroom: 'sendHeadroomMs',
 } as const satisfies Record<
   string,
   keyof ThrottleConfigInput | keyof z.input<typeof backoffSchema> | keyof z.input<typeof planLimitsSchema> | keyof z.input<typeof upstreamLearnSchema>
@@ -74,7 +75,12 @@ const upstream = upstreamLearnSchema.shape;
 
 /** A queue's `upstream`: learning the upstream's limit from its answers (on by default). */
 const upstreamFileSchema = z
-  .object({ learn: upstream.learn.removeDefault().optional(), floor_per_second: upstream.floorPerSecond, scope: upstream.scope })
+  .object({
+    learn: upstream.learn.removeDefault().optional(),
+    floor_per_second: upstream.floorPerSecond,
+    scope: upstream.scope,
+    send_headroom: durationOf(upstream.sendHeadroomMs.removeDefault()).optional(),
+  })
   .strict()
   .transform(renamed);
 

@@ -39,6 +39,13 @@ export const upstreamLearnSchema = z
      * or each lane (one upstream account per key). Default: `queue` with a globalRatePerSecond, else `lane`.
      */
     scope: z.enum(['queue', 'lane']).optional(),
+    /**
+     * The most an upstream call may leave after its start instant (ms, default 10). Starts are spaced
+     * so that calls sent within it never put more than the rate inside any window of 1 s or longer
+     * (the pacing margin is raised to this over 1 s when it is smaller); a call about to leave later goes
+     * back to its lane instead (`job.assertOnTime()`, which the http handler calls right before sending).
+     */
+    sendHeadroomMs: z.number().int().min(1).max(1_000).default(10),
   })
   .strict();
 export type UpstreamLearnConfig = z.infer<typeof upstreamLearnSchema>;
@@ -95,7 +102,7 @@ export const throttleConfigSchema = z
     /** The plan of submits that name none (or one this throttle does not define); absent: the settings above. */
     defaultPlan: z.string().optional(),
     /** Learning the upstream's limit (on by default). */
-    upstream: upstreamLearnSchema.default({ learn: true }),
+    upstream: upstreamLearnSchema.default({ learn: true, sendHeadroomMs: 10 }),
   })
   .strict()
   .refine((c) => c.upstream.floorPerSecond === undefined || c.upstream.floorPerSecond <= Math.min(c.ratePerSecond, c.globalRatePerSecond ?? Infinity), {
@@ -132,6 +139,8 @@ export interface ThrottleTiming {
   maxWaitUs: number;
   /** A job that reaches its start later than this gets a fresh start (or goes back to its lane). */
   lateToleranceUs: number;
+  /** An upstream call about to leave later than this after its start goes back to its lane instead. */
+  sendHeadroomUs: number;
   /**
    * After admission, the submitter has enqueued its job or given up by then (the admission and enqueue
    * deadlines, plus a second): a job still missing afterwards is lost, and lane repair frees its unit.
@@ -152,15 +161,19 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
   // upstream: the horizon is kept near one global interval (at least 25 ms, so a dispatcher need not
   // run more than every ~10 ms), and always beyond the delivery time.
   const lead = globalIntervalUs > 0 ? Math.min(config.leadMs * 1000, Math.max(25_000, globalIntervalUs)) : config.leadMs * 1000;
+  // Calls that leave up to the send headroom after their start still keep any 1 s window within the
+  // rate when rate + 1 starts span at least 1 s + the headroom: a margin of headroom / 1 s.
+  const marginPpm = Math.max(Math.round(config.pacingMargin * 1e6), config.upstream.sendHeadroomMs * 1000);
   return {
     laneIntervalUs: Math.max(1, Math.round(1e6 / config.ratePerSecond)),
     globalIntervalUs,
     leadUs: Math.max(lead, DELIVERY_US + 5_000),
     deliveryUs: DELIVERY_US,
-    marginPpm: Math.round(config.pacingMargin * 1e6),
+    marginPpm,
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
     // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.
     lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) / 2),
+    sendHeadroomUs: config.upstream.sendHeadroomMs * 1000,
     enqueueByUs: (2 * config.submitTimeoutMs + 1_000) * 1000,
   };
 }

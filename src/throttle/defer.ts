@@ -16,3 +16,14 @@ export class DeferJob extends Error {
     this.scope = options.scope ?? 'lane';
   }
 }
+
+/**
+ * Thrown by `job.assertOnTime()`: the upstream call would leave later after its start instant than the
+ * queue's send headroom allows. The job goes back to its lane, keeping its place, no attempt used.
+ */
+export class LateSend extends DeferJob {
+  constructor(lateMs: number, headroomMs: number) {
+    super(0, { reason: `the call would leave ${lateMs.toFixed(1)} ms after its start, beyond the send headroom of ${headroomMs} ms` });
+    this.name = 'LateSend';
+  }
+}

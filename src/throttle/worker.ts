@@ -6,7 +6,7 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import { PARK_MS } from './dispatcher.js';
 import { SluiceError } from '../errors.js';
 import type { ThrottleContext } from './context.js';
-import { DeferJob } from './defer.js';
+import { DeferJob, LateSend } from './defer.js';
 import type { JobData } from './job-status.js';
 import { LaneRepairer } from './repair.js';
 import { passGate } from './pass-gate.js';
@@ -37,6 +37,13 @@ export interface ThrottledJob<P = unknown> {
    * off. Never rejects: a failure to record is returned as `error`.
    */
   upstream(report: UpstreamReport, scope?: UpstreamScope): Promise<LearnOutcome>;
+  /**
+   * Call right before the upstream call leaves: throws {@link LateSend} (the job goes back to its lane,
+   * keeping its place, no attempt used) when it would leave later after the start instant than the
+   * queue's `upstream.sendHeadroomMs` (default 10 ms) — the starts are spaced so that calls within it
+   * never put more than the rate in any 1 s window at the upstream. The http handler calls it.
+   */
+  assertOnTime(): void;
 }
 
 export type JobHandler<P = unknown, R = unknown> = (job: ThrottledJob<P>) => R | Promise<R>;
@@ -166,13 +173,20 @@ export class ThrottleWorker {
       // Runs at the start instant, in the same synchronous step as the lateness check: the handler starts now.
       (slotUs, lateMs) => {
         this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
+        // The start instant on this process's clock: the gate calls this `lateMs` after it.
+        const slotLocalMs = performance.now() - lateMs;
+        const headroomMs = throttle.timing.sendHeadroomUs / 1000;
+        const assertOnTime = () => {
+          const late = performance.now() - slotLocalMs;
+          if (late > headroomMs) throw new LateSend(late, headroomMs);
+        };
         try {
           const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
             const outcome = await reportUpstream(throttle, lane, report, slotUs, scope);
             this.ctx.observer?.onUpstream?.({ queue: throttle.name, event: outcome.event, ignored: report.ignored ?? [] });
             return outcome;
           };
-          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream }));
+          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream, assertOnTime }));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -193,9 +207,11 @@ export class ThrottleWorker {
     } catch (error) {
       if (!(error instanceof DeferJob)) throw error;
       // The upstream said "later": hold the lane (or the throttle), put the job back at the head of its
-      // lane and park it, no attempt used.
-      this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'upstream' });
-      await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
+      // lane and park it, no attempt used. A call that would have left too late holds nothing: it only
+      // goes back, at its place, for a new start.
+      const late = error instanceof LateSend;
+      this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: late ? 'rate' : 'upstream' });
+      if (!late) await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
       throw new DelayedError();

@@ -14,6 +14,11 @@ interface Behaviour {
   hang?: boolean;
   /** Payload field `failTimes`: throw on the first N attempts. Payload `deferMs`: DeferJob on the first attempt. */
   durationMs?: number;
+  /**
+   * Each job calls this upstream (POST), after preparing for a random 0 to `prepareMaxMs` ms, checking
+   * `job.assertOnTime()` right before sending; an answer other than 2xx fails the job.
+   */
+  call?: { url: string; prepareMaxMs: number };
 }
 
 async function startWorker(concurrency: number, behaviour: Behaviour) {
@@ -30,6 +35,14 @@ async function startWorker(concurrency: number, behaviour: Behaviour) {
       }
       if (data?.failTimes && job.attemptsMade < data.failTimes) throw new Error(`planned failure ${job.attemptsMade + 1}`);
       if (behaviour.durationMs) await new Promise((r) => setTimeout(r, behaviour.durationMs));
+      if (behaviour.call) {
+        await new Promise((r) => setTimeout(r, Math.random() * behaviour.call!.prepareMaxMs));
+        job.assertOnTime();
+        send({ type: 'sent', id: job.id, t: performance.timeOrigin + performance.now(), pid: process.pid });
+        const res = await fetch(behaviour.call.url, { method: 'POST', body: '{}' });
+        await res.body?.cancel();
+        if (res.status >= 300) throw new Error(`upstream answered ${res.status}`);
+      }
       return { done: data?.tag ?? job.id, pid: process.pid };
     },
     { concurrency, ...JSON.parse(workerOptionsJson || '{}') },

@@ -50,13 +50,16 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
 
   return async (job) => {
     let response: Response;
+    const init: RequestInit = {
+      method: upstream.method,
+      headers: { ...headers, 'Idempotency-Key': job.id },
+      ...(sendsBody ? { body: JSON.stringify(job.data) } : {}),
+      signal: AbortSignal.timeout(upstream.timeoutMs),
+    };
+    // What is held to the rate is the instant the call leaves: everything is ready before the check.
+    job.assertOnTime();
     try {
-      response = await fetch(upstream.url, {
-        method: upstream.method,
-        headers: { ...headers, 'Idempotency-Key': job.id },
-        ...(sendsBody ? { body: JSON.stringify(job.data) } : {}),
-        signal: AbortSignal.timeout(upstream.timeoutMs),
-      });
+      response = await fetch(upstream.url, init);
     } catch (error) {
       const e = error as Error;
       throw new UpstreamError(e.name === 'TimeoutError' ? `upstream timed out after ${upstream.timeoutMs} ms` : `upstream unreachable: ${e.message}`);

@@ -73,7 +73,7 @@ describe('a queue compiles to the settings the throttle takes', () => {
       rated(
         '    max_wait: 1m30s\n    global_rate_per_second: 50\n    burst: 3\n    attempts: 4\n    backoff: { type: exponential, delay: 250ms }\n' +
           '    max_payload_bytes: 1024\n    plans:\n      pro: { rate_per_second: 20, capacity: 100, burst: 2, max_wait: 1m }\n      free: { rate_per_second: 0.5, capacity: 2 }\n' +
-          '    default_plan: free\n    upstream: { learn: false, floor_per_second: 0.5, scope: queue }\n',
+          '    default_plan: free\n    upstream: { learn: false, floor_per_second: 0.5, scope: queue, send_headroom: 20ms }\n',
       ),
     );
     const settings = rules.queues[0]!.throttle;
@@ -88,7 +88,7 @@ describe('a queue compiles to the settings the throttle takes', () => {
       maxPayloadBytes: 1024,
       plans: { pro: { ratePerSecond: 20, capacity: 100, burst: 2, maxWaitMs: 60_000 }, free: { ratePerSecond: 0.5, capacity: 2 } },
       defaultPlan: 'free',
-      upstream: { learn: false, floorPerSecond: 0.5, scope: 'queue' },
+      upstream: { learn: false, floorPerSecond: 0.5, scope: 'queue', sendHeadroomMs: 20 },
     });
     // The throttle takes them as they are, its defaults filling the rest.
     expect(parseThrottleConfig('q', settings)).toMatchObject({ ...settings, leadMs: 50, pacingMargin: 0.01 });
