@@ -3,20 +3,14 @@
 // capacity: against a GitHub-like fixed window (X-RateLimit-*), an upstream that only answers 429 +
 // Retry-After, and a Shopify-like leaky bucket. The simulated servers count every 429 exactly.
 //
-// The GitHub-like case holds already through the pauses at a used-up budget. The other two need the
-// dispatcher to pace by the learned interval (the `ui`/`ue` fields upstream-learn.lua writes, read by
-// lua/throttle-dispatch.lua): until it does they are skipped; SLUICE_TEST_LEARNED_PACING=1 runs them
-// anyway (they then fail: 429s go on after learning, the Shopify bucket fills up).
-import { readFileSync } from 'node:fs';
+// The GitHub-like cases hold through the pauses at a used-up budget; the other two through the
+// dispatcher pacing by the learned interval (the `ui`/`ue` fields upstream-learn.lua writes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ThrottleWorker } from '../../../src/index.js';
 import { httpHandler } from '../../../workers/handlers/http.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
 import { FixedWindowUpstream, LeakyBucketUpstream, RetryAfterOnlyUpstream, type SimUpstream } from '../../helpers/sim-upstreams.js';
 
-const lua = (name: string) => readFileSync(new URL(`../../../lua/${name}`, import.meta.url), 'utf8');
-/** True once the dispatcher reads the learned interval (the owner's change in main). */
-const DISPATCHER_READS_LEARNED = process.env.SLUICE_TEST_LEARNED_PACING === '1' || /['"]ue['"]/.test(lua('throttle-dispatch.lua') + lua('includes/lane.lua'));
 
 interface Case {
   name: string;
@@ -27,8 +21,6 @@ interface Case {
   steadyMs: number;
   /** The least share of the upstream's capacity used in the steady window. */
   minShare: number;
-  /** Needs the dispatcher to read the learned interval. */
-  needsDispatcher: boolean;
   /** Keys sharing the one upstream account under a global cap (queue scope); default one key, lane scope. */
   keys?: number;
   /** Something the upstream changes this long after the start (before the steady window). */
@@ -37,9 +29,9 @@ interface Case {
 
 const CASES: Case[] = [
   // 10 calls per 2 s window (GitHub's 5,000 per hour, scaled): 5/s; the queue is set to 10/s.
-  { name: 'GitHub-like fixed window, X-RateLimit-*', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false },
+  { name: 'GitHub-like fixed window, X-RateLimit-*', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8 },
   // The same account shared by 3 keys under a global cap of 10/s: queue scope (the global hash).
-  { name: 'GitHub-like fixed window shared by 3 keys, queue scope', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, needsDispatcher: false, keys: 3 },
+  { name: 'GitHub-like fixed window shared by 3 keys, queue scope', upstream: () => new FixedWindowUpstream(10, 2_000), rate: 10, learnMs: 4_000, steadyMs: 10_000, minShare: 0.8, keys: 3 },
   // Another client starts sharing the account 6 s in: the limit halves to 5 per 2 s (2.5/s), mid-window.
   // Within 2 windows (by 10 s) the queue is at the new limit: no 429 after, most of it used.
   {
@@ -49,15 +41,14 @@ const CASES: Case[] = [
     learnMs: 10_000,
     steadyMs: 10_000,
     minShare: 0.8,
-    needsDispatcher: false,
     change: { atMs: 6_000, apply: (u) => (u as FixedWindowUpstream).setLimit(5) },
   },
   // 5 calls in any 1 s, says nothing until it refuses (Retry-After: 1): AIMD.
-  { name: '429 + Retry-After only', upstream: () => new RetryAfterOnlyUpstream(5, 1_000), rate: 10, learnMs: 20_000, steadyMs: 10_000, minShare: 0.85, needsDispatcher: true },
+  { name: '429 + Retry-After only', upstream: () => new RetryAfterOnlyUpstream(5, 1_000), rate: 10, learnMs: 20_000, steadyMs: 10_000, minShare: 0.85 },
   // Shopify's REST bucket: 40 points leaking 2/s; the queue is set to 4/s. Unpaced it would fill the
   // bucket after ~20 s (and a full bucket holds the queue for the 20 s it takes to drain): the steady
   // window covers that instant, and no answer in it may report a full bucket.
-  { name: 'Shopify-like leaky bucket', upstream: () => new LeakyBucketUpstream(40, 2), rate: 4, learnMs: 12_000, steadyMs: 12_000, minShare: 0.9, needsDispatcher: true },
+  { name: 'Shopify-like leaky bucket', upstream: () => new LeakyBucketUpstream(40, 2), rate: 4, learnMs: 12_000, steadyMs: 12_000, minShare: 0.9 },
 ];
 
 describe('a queue 2x too fast learns its upstream: no 429 after learning, most of the capacity used', () => {
@@ -70,7 +61,7 @@ describe('a queue 2x too fast learns its upstream: no 429 after learning, most o
   });
 
   for (const c of CASES) {
-    it.skipIf(c.needsDispatcher && !DISPATCHER_READS_LEARNED)(c.name, async () => {
+    it(c.name, async () => {
       const upstream = await c.upstream().start();
       const sluice = backend.sluice({ prefix: uniquePrefix() });
       let worker: ThrottleWorker | undefined;
