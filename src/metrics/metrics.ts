@@ -26,6 +26,7 @@ export class Metrics {
   private readonly repairs: Counter<'queue'>;
   private readonly upstreamReports: Counter<'queue' | 'event'>;
   private readonly upstreamIgnored: Counter<'queue' | 'reason'>;
+  private readonly costReconciled: Counter<'queue' | 'direction'>;
   private readonly rulesReloads: Counter<'result'>;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
@@ -65,6 +66,7 @@ export class Metrics {
     this.repairs = counter('sluice_lane_repairs_total', 'Queued units removed because their job was lost', ['queue']);
     this.upstreamReports = counter('sluice_upstream_reports_total', "Upstream answers reported by handlers, by how they were read (the upstream's limit is learned from them)", ['queue', 'event']);
     this.upstreamIgnored = counter('sluice_upstream_headers_ignored_total', 'Upstream rate-limit header values not used (malformed, negative, absurd, ...), or capped', ['queue', 'reason']);
+    this.costReconciled = counter('sluice_cost_reconciled_units_total', "Cost units charged or refunded after jobs reported an actual cost other than their admitted one", ['queue', 'direction']);
     this.rulesReloads = counter('sluice_rules_reloads_total', 'Rules file reloads by result', ['result']);
   }
 
@@ -123,6 +125,10 @@ export class Metrics {
   onUpstream(event: { queue: string; event: UpstreamEvent; ignored: readonly { reason: IgnoreReason }[] }): void {
     this.upstreamReports.inc({ queue: event.queue, event: event.event });
     for (const i of event.ignored) this.upstreamIgnored.inc({ queue: event.queue, reason: i.reason });
+  }
+
+  onReconcile(event: { queue: string; direction: 'charge' | 'refund'; units: number }): void {
+    this.costReconciled.inc({ queue: event.queue, direction: event.direction }, event.units);
   }
 
   onRepair(event: { queue: string; units: number }): void {

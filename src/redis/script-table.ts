@@ -54,6 +54,10 @@ export const SCRIPT_TABLE = {
   'throttle-lane': { keys: ['lane', 'laneQueue'], argv: ['now'] },
   'throttle-pause': { keys: ['lane', 'global', 'waiting', 'ready'], argv: ['now', 'pauseUs', 'scope', 'laneId', 'marginPpm'] },
   'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId'] },
+  'throttle-reconcile': {
+    keys: ['lane', 'laneOutgoing', 'global', 'waiting', 'ready'],
+    argv: ['now', 'diff', 'laneIntervalUs', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'laneId'],
+  },
   'upstream-learn': {
     keys: ['state'],
     argv: ['now', 'kind', 'configuredUs', 'floorUs', 'holdUs', 'lane', 'remaining', 'resetUs', 'startedUs', 'increaseSteps'],

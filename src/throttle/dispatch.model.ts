@@ -325,6 +325,34 @@ export class DispatchModel {
     return Math.max(was, resume);
   }
 
+  /** Charges or refunds a job's actual-less-admitted cost to the meters (lua/throttle-reconcile.lua). */
+  reconcile(nowUs: number, laneId: string, diff: number, intervalUs: number, horizonUs: number): { laneUs: number; globalUs: number } {
+    const m = this.settings.marginPpm;
+    const units = (n: number, interval: number) => (n >= 0 ? span(n, interval, m) : -span(-n, interval, m));
+    const known = this.lanes.has(laneId);
+    const lane = this.lane(laneId);
+    // A lane with no state yet has no interval recorded: the script takes the throttle's.
+    if (!known) lane.i = intervalUs;
+    const interval = learned(lane.i, lane.ui, lane.ue, nowUs);
+    const before = lane.c;
+    if (diff > 0) lane.c = Math.max(lane.c, nowUs) + units(diff, interval);
+    else if (diff < 0) {
+      let floor = nowUs;
+      const last = [...lane.out].filter(([, start]) => start > nowUs).sort(byScoreThenMember).at(-1);
+      if (last) floor = Math.max(floor, last[1] + span(costOf(last[0]), interval, m));
+      if (lane.c > floor) lane.c = Math.max(floor, lane.c + units(diff, interval));
+    }
+    if (lane.c !== before) this.reposition(laneId, lane);
+    const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
+    if (cap <= 0) return { laneUs: lane.c, globalUs: 0 };
+    if (diff > 0) this.globalSlot = Math.max(this.globalSlot, nowUs) + units(diff, cap);
+    else if (diff < 0) {
+      const floor = nowUs + horizonUs + span(1, cap, m);
+      if (this.globalSlot > floor) this.globalSlot = Math.max(floor, this.globalSlot + units(diff, cap));
+    }
+    return { laneUs: lane.c, globalUs: this.globalSlot };
+  }
+
   /** A lane's queued members, in dispatch order. */
   queued(laneId: string): string[] {
     return (this.lanes.get(laneId)?.queue ?? []).map((q) => q.member);

@@ -211,6 +211,24 @@ export class LaneScripts {
     return { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), busy: this.keys.busy, waiting: this.keys.waiting, ready: this.keys.ready };
   }
 
+  /**
+   * Charges (diff > 0) or refunds (diff < 0) the difference between a job's actual and admitted cost to
+   * its lane's and the throttle's meters; returns both meters after (global 0: none).
+   */
+  async reconcile(laneId: string, diff: number, now = ''): Promise<{ laneUs: number; globalUs: number }> {
+    const t = this.timing;
+    const [laneUs, globalUs] = integerArray(
+      'throttle-reconcile',
+      await this.scripts.run(
+        'throttle-reconcile',
+        { lane: this.keys.lane(laneId), laneOutgoing: this.keys.laneOutgoing(laneId), global: this.keys.global, waiting: this.keys.waiting, ready: this.keys.ready },
+        { now, diff, laneIntervalUs: t.laneIntervalUs, globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm, horizonUs: t.leadUs, laneId },
+      ),
+      2,
+    );
+    return { laneUs: laneUs!, globalUs: globalUs! };
+  }
+
   /** Holds the lane (or the whole throttle) for `ms` from now; returns the Redis µs at which starts resume. */
   async pause(laneId: string, ms: number, scope: 'lane' | 'global', now = ''): Promise<number> {
     return integerReply(

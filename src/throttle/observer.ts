@@ -25,6 +25,11 @@ export interface ThrottleObserver {
    * plain success, or ignored (learning off, or not recorded); `ignored` lists header values not used.
    */
   onUpstream?(event: { queue: string; event: UpstreamEvent; ignored: readonly { header: string; reason: IgnoreReason }[] }): void;
+  /**
+   * A job's actual cost (reported with `job.upstream({ cost })`) differed from the cost it was admitted
+   * with: `units` were charged (more) or refunded (less) to its lane's and the queue's meters.
+   */
+  onReconcile?(event: { queue: string; direction: 'charge' | 'refund'; units: number }): void;
   /** Lane repair removed members whose job was lost. */
   onRepair?(event: { queue: string; units: number }): void;
 }

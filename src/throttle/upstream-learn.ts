@@ -17,7 +17,11 @@ export interface UpstreamReport {
   resetMs?: number;
   /** The upstream asked to wait this long (a 429 or 503 with Retry-After). */
   retryAfterMs?: number;
-  /** What the call cost in the upstream's units (recorded; cost reconciliation is not done yet). */
+  /**
+   * What the call actually cost, in the job's cost units: the difference to the cost the job was
+   * admitted with is charged to (or refunded from) its lane's and the queue's meters; the sum of what one
+   * job reports is its actual cost. Applied whether or not learning is on.
+   */
   cost?: number;
   /** The upstream refused the call for its rate (a 429), with or without headers. */
   throttled?: boolean;

@@ -173,6 +173,23 @@ export class ThrottleWorker {
       // Runs at the start instant, in the same synchronous step as the lateness check: the handler starts now.
       (slotUs, lateMs) => {
         this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
+        // The job's actual cost is the sum of the costs it reports; each report settles the difference
+        // to what its lane and the queue were charged so far (first the admitted cost).
+        let charged = cost;
+        let reported = 0;
+        const reconcile = async (actual: number) => {
+          if (!Number.isFinite(actual) || actual < 0) return;
+          reported += actual;
+          const diff = reported - charged;
+          if (diff === 0) return;
+          charged = reported;
+          try {
+            await lanes.reconcile(lane, diff);
+            this.ctx.observer?.onReconcile?.({ queue: throttle.name, direction: diff > 0 ? 'charge' : 'refund', units: Math.abs(diff) });
+          } catch {
+            // The call was made: a meter that could not be corrected keeps the estimate.
+          }
+        };
         // The start instant on this process's clock: the gate calls this `lateMs` after it.
         const slotLocalMs = performance.now() - lateMs;
         const headroomMs = throttle.timing.sendHeadroomUs / 1000;
@@ -182,6 +199,7 @@ export class ThrottleWorker {
         };
         try {
           const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
+            if (report.cost !== undefined) await reconcile(report.cost);
             const outcome = await reportUpstream(throttle, lane, report, slotUs, scope);
             this.ctx.observer?.onUpstream?.({ queue: throttle.name, event: outcome.event, ignored: report.ignored ?? [] });
             return outcome;

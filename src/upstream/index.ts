@@ -6,3 +6,4 @@ export { goDuration } from './openai.js';
 export { resetFromNow } from './x-ratelimit.js';
 export { callLimit, SHOPIFY_DRAIN_MS } from './shopify.js';
 export * from './budget.js';
+export { parseGraphqlCost, type GraphqlCost } from './graphql-cost.js';

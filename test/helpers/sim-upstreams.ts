@@ -19,18 +19,26 @@ export abstract class SimUpstream {
   /** The calls it can take per second in the long run (its hidden capacity). */
   abstract readonly capacityPerSecond: number;
 
-  /** Decides one call at `now` (local ms): the status and the headers to send. */
-  protected abstract answer(now: number): { status: number; headers: Record<string, string> };
+  /**
+   * Decides one call at `now` (local ms): the status and the headers to send, and the JSON body (by
+   * default `{ ok }`). The status is what is recorded; `wireStatus` is sent instead when given.
+   */
+  protected abstract answer(now: number): { status: number; headers: Record<string, string>; body?: unknown; wireStatus?: number };
+
+  /** Sees the request body before `answer` (most upstreams ignore it). */
+  protected read(_text: string): void {}
 
   async start(): Promise<this> {
     this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const now = Date.now();
-        const { status, headers } = this.answer(now);
+        this.read(Buffer.concat(chunks).toString('utf8'));
+        const { status, headers, body, wireStatus } = this.answer(now);
         this.calls.push({ at: now, status });
-        res.writeHead(status, { 'content-type': 'application/json', ...headers });
-        res.end(JSON.stringify({ ok: status < 400 }));
+        res.writeHead(wireStatus ?? status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(body ?? { ok: status < 400 }));
       });
     });
     this.server.keepAliveTimeout = 1;
@@ -160,5 +168,59 @@ export class LeakyBucketUpstream extends SimUpstream {
     return fits
       ? { status: 200, headers: { 'x-shopify-shop-api-call-limit': shown } }
       : { status: 429, headers: { 'x-shopify-shop-api-call-limit': shown, 'retry-after': '1.0' } };
+  }
+}
+
+/**
+ * Shopify-GraphQL-like: a bucket of `size` cost points restoring `restorePerSecond`; each call asks for
+ * `requested` points and costs `actual` (from the JSON request body; default 1 and 1). Every answer is
+ * 200 with `extensions.cost` (requested, actual, throttle status after the call); a call whose requested
+ * cost is not available is refused as Shopify refuses it: 200 with an error coded THROTTLED, no cost
+ * taken. Recorded as status 429 when refused, for counting.
+ */
+export class GraphqlCostUpstream extends SimUpstream {
+  private level: number;
+  private last = Date.now();
+  /** The next call's request body, read by `answer` (one call at a time on loopback). */
+  private body: { requested?: number; actual?: number } = {};
+
+  /** @param initialLevel points available at the start (default: a full bucket; less: another client used some). */
+  constructor(
+    readonly size: number,
+    readonly restorePerSecond: number,
+    initialLevel = size,
+  ) {
+    super();
+    this.level = initialLevel;
+  }
+
+  get capacityPerSecond(): number {
+    return this.restorePerSecond;
+  }
+
+  protected override read(text: string): void {
+    try {
+      this.body = JSON.parse(text) as { requested?: number; actual?: number };
+    } catch {
+      this.body = {};
+    }
+  }
+
+  protected answer(now: number): { status: number; headers: Record<string, string>; body: unknown; wireStatus?: number } {
+    this.level = Math.min(this.size, this.level + ((now - this.last) / 1000) * this.restorePerSecond);
+    this.last = now;
+    const requested = this.body.requested ?? 1;
+    const actual = this.body.actual ?? 1;
+    const status = (level: number) => ({ maximumAvailable: this.size, currentlyAvailable: Math.floor(level), restoreRate: this.restorePerSecond });
+    if (this.level < requested) {
+      return {
+        status: 429,
+        wireStatus: 200,
+        headers: {},
+        body: { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }], extensions: { cost: { requestedQueryCost: requested, actualQueryCost: null, throttleStatus: status(this.level) } } },
+      };
+    }
+    this.level -= actual;
+    return { status: 200, headers: {}, body: { data: { ok: true }, extensions: { cost: { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus: status(this.level) } } } };
   }
 }

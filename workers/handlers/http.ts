@@ -1,11 +1,12 @@
 // The shipped handler for the paid third-party API case: forward a job's payload to an upstream.
 // The upstream's status and body become the job's result. Every answer's rate-limit headers (IETF
-// RateLimit, X-RateLimit-*, Retry-After, Shopify's call limit, OpenAI-style budgets) are reported to
-// the throttle, which learns the upstream's real limit from them (the queue's `upstream.learn`). A 429
+// RateLimit, X-RateLimit-*, Retry-After, Shopify's call limit, OpenAI-style budgets) and a GraphQL cost
+// extension in its body are reported to the throttle, which learns the upstream's real limit from them
+// (the queue's `upstream.learn`) and reconciles the job's cost with the actual one. A 429
 // or 503 with Retry-After (or a 429 whose budget is used up, until its reset) puts the job back and
 // holds its lane for that long, without using an attempt; other 5xx answers, timeouts and network
 // errors throw, so the job is retried with the queue's backoff.
-import { DeferJob, parseUpstreamHeaders, type JobHandler } from '../../src/index.js';
+import { DeferJob, parseGraphqlCost, parseUpstreamHeaders, type JobHandler } from '../../src/index.js';
 
 /** An upstream as the rules file describes it (header values come from the environment). */
 export interface HttpUpstream {
@@ -69,20 +70,17 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
     const refused = status === 429 || status === 503;
     // Retry-After means "later" only on a refusal (429, 503); on any other answer it is not a limit.
     if (!refused) delete signal.retryAfterMs;
-    // Learning is shared through Redis: the next starts of every worker process follow it. A report
-    // that cannot be recorded does not fail the job (the call was made).
-    await job.upstream({ ...signal, throttled: status === 429, ignored });
-    if (refused) {
+    if (refused || status >= 500) {
       await response.body?.cancel();
+      // Learning is shared through Redis: the next starts of every worker process follow it. A report
+      // that cannot be recorded does not fail the job (the call was made).
+      await job.upstream({ ...signal, throttled: status === 429, ignored });
+      if (status >= 500 && !refused) throw new UpstreamError(`upstream answered ${status}`, status);
       // Retry-After given: the upstream named the time, so wait exactly that, without using an attempt.
       // A 429 with a used-up budget and no Retry-After names it too: the budget's reset.
       const wait = signal.retryAfterMs ?? (status === 429 && signal.remaining === 0 ? signal.resetMs : undefined);
       if (wait !== undefined) throw new DeferJob(wait, { reason: `upstream answered ${status}, retry after ${wait} ms` });
       throw new UpstreamError(`upstream answered ${status} without Retry-After`, status);
-    }
-    if (status >= 500) {
-      await response.body?.cancel();
-      throw new UpstreamError(`upstream answered ${status}`, status);
     }
     const contentType = response.headers.get('content-type');
     const text = (await response.text()).slice(0, MAX_BODY_CHARS);
@@ -94,6 +92,11 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
         body = text;
       }
     }
+    // A GraphQL cost extension (Shopify's) in the body: the actual cost reconciles the job's, the
+    // throttle status is a budget, and a query refused for its cost waits until the points are back.
+    const graphql = parseGraphqlCost(body);
+    await job.upstream({ ...signal, ...graphql?.signal, throttled: graphql?.throttled ?? false, ignored: [...ignored, ...(graphql?.ignored ?? [])] });
+    if (graphql?.throttled) throw new DeferJob(graphql.waitMs ?? 1_000, { reason: `upstream refused the query for its cost, retry after ${graphql.waitMs} ms` });
     return { status, body, contentType };
   };
 }

@@ -1,5 +1,6 @@
 // Property tests of the lane throttle: random sequences of admissions, dispatch rounds, worker starts
-// (on time, late, or after the job went back), upstream hand-backs, releases and pauses, with injected
+// (on time, late, or after the job went back), upstream hand-backs, releases, pauses and cost
+// reconciliations, with injected
 // times, give the same answers from the Lua scripts on real Redis (single node and cluster) and from the
 // TypeScript model (src/throttle/dispatch.model.ts), with and without a global cap.
 import fc from 'fast-check';
@@ -17,6 +18,7 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('requeue' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reconcile' as const), pick: fc.nat(), diff: fc.integer({ min: -4, max: 4 }) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -108,6 +110,13 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               expect(got.go).toBe(false);
               expect(want.go).toBe(false);
               queued.push(j);
+              break;
+            }
+            // A started job's actual cost differs from its admitted one: charged or refunded.
+            case 'reconcile': {
+              if (started.length === 0) break;
+              const j = started[o.pick % started.length]!;
+              expect(await lanes.reconcile(j.lane, o.diff, at)).toEqual(model.reconcile(now, j.lane, o.diff, t.laneIntervalUs, t.leadUs));
               break;
             }
             case 'release': {

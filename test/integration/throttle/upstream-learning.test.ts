@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Sluice, ThrottledJob, ThrottleWorker } from '../../../src/index.js';
 import { httpHandler } from '../../../workers/handlers/http.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
-import { FixedWindowUpstream, LeakyBucketUpstream, RetryAfterOnlyUpstream, type SimUpstream } from '../../helpers/sim-upstreams.js';
+import { FixedWindowUpstream, GraphqlCostUpstream, LeakyBucketUpstream, RetryAfterOnlyUpstream, type SimUpstream } from '../../helpers/sim-upstreams.js';
 import { until } from '../../helpers/throttle-procs.js';
 
 let backend: Backend;
@@ -106,6 +106,42 @@ describe('reports reach the learned interval', () => {
     expect(up.calls.length).toBe(1);
     const job = await t.job(r.admitted ? r.jobId : '');
     expect(job?.attemptsMade ?? 0).toBe(0);
+  });
+
+  it('http handler, GraphQL cost: the actual cost replaces the estimate in the lane meter (a refund here)', async () => {
+    const up = await sim(new GraphqlCostUpstream(1_000, 50));
+    // Points: the queue's rate is the bucket's restore rate, a job's cost its estimated query cost.
+    const t = sluice.throttle('gql', { ratePerSecond: 50, capacity: 100 });
+    const handler = httpHandler({ url: up.url, method: 'POST', timeoutMs: 2_000, headers: {} }, {});
+    let slotMs = 0;
+    worker = sluice.worker('gql', async (job: ThrottledJob) => {
+      slotMs = job.slotMs;
+      return handler(job);
+    });
+    await worker.waitUntilReady();
+    const r = await t.submit('k', { requested: 40, actual: 12 }, { cost: 40 });
+    expect(r.admitted).toBe(true);
+    await until(async () => (await t.job(r.admitted ? r.jobId : ''))?.state === 'completed', 5_000, 'the job');
+    const [c] = await backend.raw.hmget(t.keys.lane(t.keys.laneId('k')), 'c');
+    // 40 points admitted (0.8 s at 50/s), 12 used: the meter ends 12 points (x 1.01) after the start.
+    expect(Number(c)).toBe(Math.round(slotMs * 1000) + Math.floor(12 * 20_000 * 1.01));
+  });
+
+  it('http handler, GraphQL query refused for its cost: deferred until the points are back, no attempt used', async () => {
+    // Another client left 10 of 100 points; they restore at 50/s.
+    const up = await sim(new GraphqlCostUpstream(100, 50, 10));
+    const t = sluice.throttle('gql-throttled', { ratePerSecond: 50, capacity: 500 });
+    worker = sluice.worker('gql-throttled', httpHandler({ url: up.url, method: 'POST', timeoutMs: 2_000, headers: {} }, {}));
+    await worker.waitUntilReady();
+    const r = await t.submit('k', { requested: 60, actual: 60 }, { cost: 60 });
+    await until(async () => (await t.job(r.admitted ? r.jobId : ''))?.state === 'completed', 5_000, 'the job, after the wait');
+    const calls = up.calls;
+    expect(calls.map((c) => c.status)).toEqual([429, 200]);
+    // Refused with 10 points there: (60 - 10) / 50 = 1 s until they are back; the job waited that (the
+    // bucket took the second call) and not much longer.
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1_000 - 20);
+    expect(calls[1]!.at - calls[0]!.at).toBeLessThan(1_000 + 300);
+    expect((await t.job(r.admitted ? r.jobId : ''))?.attemptsMade).toBe(1);
   });
 
   it('http handler, X-RateLimit-* budget: the lane paces at reset / remaining, never faster than configured', async () => {
