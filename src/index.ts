@@ -13,7 +13,7 @@ export { ThrottleWorker, type ThrottledJob, type JobHandler, type ThrottleWorker
 export type { WaitLogger } from './throttle/await-config.js';
 export { DeferJob, LateSend } from './throttle/defer.js';
 export type { UpstreamReport, UpstreamScope, LearnOutcome } from './throttle/upstream-learn.js';
-export { parseUpstreamHeaders, headerSource, parseRetryAfter, parseGraphqlCost, MAX_RETRY_AFTER_MS, MAX_RESET_MS, SHOPIFY_DRAIN_MS } from './upstream/index.js';
+export { parseUpstreamHeaders, headerSource, parseRetryAfter, parseGraphqlCost, parseOpenAiTokens, usageTokens, MAX_RETRY_AFTER_MS, MAX_RESET_MS, SHOPIFY_DRAIN_MS } from './upstream/index.js';
 export type { GraphqlCost } from './upstream/index.js';
 export type { UpstreamSignal, ParsedSignal, IgnoredHeader, IgnoreReason, UpstreamStyle, HeaderSource, LearnEvent, LearnResult, Parsed } from './upstream/index.js';
 export { throttleConfigSchema, upstreamLearnSchema, type ThrottleConfig, type ThrottleConfigInput, type UpstreamLearnConfig } from './throttle/config.js';

@@ -36,6 +36,13 @@ const httpHandlerSchema = z
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional(),
     timeout: durationSchema({ maxMs: 10 * 60_000 }).optional(),
     headers: z.record(headerNameSchema, headerValueSchema).optional(),
+    /**
+     * Where a call's actual cost is in the answer, for a queue that counts cost units other than calls:
+     * `graphql` (points: `extensions.cost.actualQueryCost`, the bucket's status as the budget) or
+     * `openai_usage` (tokens: `usage.total_tokens`, the tokens budget headers as the budget). Absent:
+     * the queue counts calls and no cost is read.
+     */
+    cost_from: z.enum(['graphql', 'openai_usage']).optional(),
   })
   .strict();
 

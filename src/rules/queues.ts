@@ -27,6 +27,8 @@ export interface HttpHandlerRule {
   /** Default 10 s. */
   readonly timeoutMs: number;
   readonly headers: Readonly<Record<string, HeaderValueSource>>;
+  /** Where the actual cost is in an answer (the queue counts points or tokens); absent: calls. */
+  readonly costFrom?: 'graphql' | 'openai_usage';
 }
 
 /** Run an exported function of a JS/TS module. */
@@ -72,6 +74,7 @@ export function compileQueue(q: QueueSpec, baseDir: string, tenants = false): Qu
           method: h.method ?? 'POST',
           timeoutMs: h.timeout ?? DEFAULT_HANDLER_TIMEOUT_MS,
           headers: Object.fromEntries(Object.entries(h.headers ?? {}).map(([n, v]) => [n, typeof v === 'string' ? { value: v } : { env: v.env }])),
+          ...(h.cost_from !== undefined ? { costFrom: h.cost_from } : {}),
         }
       : { type: 'module', path: isAbsolute(h.path) ? h.path : resolve(baseDir, h.path), exportName: h.export ?? 'default' };
 

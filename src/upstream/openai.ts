@@ -33,3 +33,20 @@ export function parseOpenAi(h: HeaderSource, ignored: IgnoredHeader[]): Upstream
   if (tokens && tokens.remaining === 0) return tighter(requests, { remaining: 0, ...(tokens.resetMs !== undefined ? { resetMs: tokens.resetMs } : {}) });
   return requests;
 }
+
+/**
+ * The tokens budget alone, for a queue that counts tokens (the `http` handler's `cost_from:
+ * openai_usage`): its remaining tokens until its reset pace the queue's cost units.
+ */
+export function parseOpenAiTokens(h: HeaderSource, ignored: IgnoredHeader[]): UpstreamSignal | undefined {
+  return budget(h, 'tokens', ignored);
+}
+
+/** A chat or embeddings answer's `usage.total_tokens`: what the call cost in tokens. */
+export function usageTokens(body: unknown): number | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const usage = (body as { usage?: unknown }).usage;
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const total = (usage as { total_tokens?: unknown }).total_tokens;
+  return typeof total === 'number' && Number.isFinite(total) && total >= 0 && total <= 1e12 ? total : undefined;
+}

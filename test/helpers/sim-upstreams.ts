@@ -224,3 +224,61 @@ export class GraphqlCostUpstream extends SimUpstream {
     return { status: 200, headers: {}, body: { data: { ok: true }, extensions: { cost: { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus: status(this.level) } } } };
   }
 }
+
+/**
+ * LLM-like: a tokens-per-window limit (OpenAI's tokens per minute, scaled) as a bucket of `tokens`
+ * refilling over `windowMs`; each call uses the `tokens` of its JSON request body (default 100) and
+ * answers `usage.total_tokens` with it, and OpenAI's headers: x-ratelimit-{limit,remaining,reset}-tokens
+ * (the reset a Go duration: until the bucket is full) and -requests (never the limit here). A call that
+ * does not fit: 429 with the same headers and no tokens taken.
+ */
+export class TokensPerWindowUpstream extends SimUpstream {
+  private level: number;
+  private last = Date.now();
+  private want = 100;
+
+  constructor(
+    readonly tokens: number,
+    readonly windowMs: number,
+  ) {
+    super();
+    this.level = tokens;
+  }
+
+  /** In calls of the default size. */
+  get capacityPerSecond(): number {
+    return (this.tokens * 1000) / this.windowMs / 100;
+  }
+
+  /** Tokens it can take per second in the long run. */
+  get tokensPerSecond(): number {
+    return (this.tokens * 1000) / this.windowMs;
+  }
+
+  protected override read(text: string): void {
+    try {
+      this.want = (JSON.parse(text) as { tokens?: number }).tokens ?? 100;
+    } catch {
+      this.want = 100;
+    }
+  }
+
+  protected answer(now: number): { status: number; headers: Record<string, string>; body: unknown } {
+    this.level = Math.min(this.tokens, this.level + ((now - this.last) / this.windowMs) * this.tokens);
+    this.last = now;
+    const fits = this.level >= this.want;
+    if (fits) this.level -= this.want;
+    const resetMs = Math.ceil(((this.tokens - this.level) / this.tokens) * this.windowMs);
+    const headers = {
+      'x-ratelimit-limit-tokens': String(this.tokens),
+      'x-ratelimit-remaining-tokens': String(Math.floor(this.level)),
+      'x-ratelimit-reset-tokens': `${resetMs}ms`,
+      'x-ratelimit-limit-requests': '100000',
+      'x-ratelimit-remaining-requests': '99999',
+      'x-ratelimit-reset-requests': '1ms',
+    };
+    return fits
+      ? { status: 200, headers, body: { id: 'cmpl', usage: { prompt_tokens: this.want, completion_tokens: 0, total_tokens: this.want } } }
+      : { status: 429, headers: { ...headers, 'retry-after': '1' }, body: { error: { type: 'tokens', message: 'Rate limit reached for tokens' } } };
+  }
+}

@@ -6,7 +6,7 @@
 // or 503 with Retry-After (or a 429 whose budget is used up, until its reset) puts the job back and
 // holds its lane for that long, without using an attempt; other 5xx answers, timeouts and network
 // errors throw, so the job is retried with the queue's backoff.
-import { DeferJob, parseGraphqlCost, parseUpstreamHeaders, type JobHandler } from '../../src/index.js';
+import { DeferJob, parseGraphqlCost, parseOpenAiTokens, parseUpstreamHeaders, usageTokens, type IgnoredHeader, type JobHandler, type UpstreamSignal } from '../../src/index.js';
 
 /** An upstream as the rules file describes it (header values come from the environment). */
 export interface HttpUpstream {
@@ -14,6 +14,8 @@ export interface HttpUpstream {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   timeoutMs: number;
   headers: Readonly<Record<string, { readonly env: string } | { readonly value: string }>>;
+  /** Where the actual cost is in an answer (the queue counts points or tokens); absent: calls, no cost read. */
+  costFrom?: 'graphql' | 'openai_usage';
 }
 
 /** What a job of an http queue completes with. */
@@ -92,11 +94,31 @@ export function httpHandler(upstream: HttpUpstream, env: NodeJS.ProcessEnv = pro
         body = text;
       }
     }
-    // A GraphQL cost extension (Shopify's) in the body: the actual cost reconciles the job's, the
-    // throttle status is a budget, and a query refused for its cost waits until the points are back.
+    // A query refused for its cost (GraphQL, 200 with THROTTLED) waits until the points are back,
+    // whatever the queue counts. Its cost and budget are read only where the queue counts them.
     const graphql = parseGraphqlCost(body);
-    await job.upstream({ ...signal, ...graphql?.signal, throttled: graphql?.throttled ?? false, ignored: [...ignored, ...(graphql?.ignored ?? [])] });
+    const costed = costOf(upstream.costFrom, body, response.headers, graphql);
+    await job.upstream({ ...signal, ...costed.signal, throttled: graphql?.throttled ?? false, ignored: [...ignored, ...costed.ignored] });
     if (graphql?.throttled) throw new DeferJob(graphql.waitMs ?? 1_000, { reason: `upstream refused the query for its cost, retry after ${graphql.waitMs} ms` });
     return { status, body, contentType };
   };
+}
+
+/**
+ * The actual cost and the budget in the queue's cost units, for a queue that counts points (`graphql`:
+ * the cost extension's actual cost and bucket) or tokens (`openai_usage`: `usage.total_tokens` and the
+ * tokens budget headers); nothing for a queue that counts calls.
+ */
+function costOf(
+  costFrom: HttpUpstream['costFrom'],
+  body: unknown,
+  headers: Headers,
+  graphql: ReturnType<typeof parseGraphqlCost>,
+): { signal: UpstreamSignal; ignored: IgnoredHeader[] } {
+  if (costFrom === 'graphql') return { signal: graphql?.signal ?? {}, ignored: graphql?.ignored ?? [] };
+  if (costFrom !== 'openai_usage') return { signal: {}, ignored: [] };
+  const ignored: IgnoredHeader[] = [];
+  const tokens = parseOpenAiTokens(headers, ignored) ?? {};
+  const cost = usageTokens(body);
+  return { signal: { ...tokens, ...(cost !== undefined ? { cost } : {}) }, ignored };
 }

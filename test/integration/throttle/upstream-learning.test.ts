@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Sluice, ThrottledJob, ThrottleWorker } from '../../../src/index.js';
 import { httpHandler } from '../../../workers/handlers/http.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
-import { FixedWindowUpstream, GraphqlCostUpstream, LeakyBucketUpstream, RetryAfterOnlyUpstream, type SimUpstream } from '../../helpers/sim-upstreams.js';
+import { FixedWindowUpstream, GraphqlCostUpstream, LeakyBucketUpstream, RetryAfterOnlyUpstream, TokensPerWindowUpstream, type SimUpstream } from '../../helpers/sim-upstreams.js';
 import { until } from '../../helpers/throttle-procs.js';
 
 let backend: Backend;
@@ -112,7 +112,7 @@ describe('reports reach the learned interval', () => {
     const up = await sim(new GraphqlCostUpstream(1_000, 50));
     // Points: the queue's rate is the bucket's restore rate, a job's cost its estimated query cost.
     const t = sluice.throttle('gql', { ratePerSecond: 50, capacity: 100 });
-    const handler = httpHandler({ url: up.url, method: 'POST', timeoutMs: 2_000, headers: {} }, {});
+    const handler = httpHandler({ url: up.url, method: 'POST', timeoutMs: 2_000, headers: {}, costFrom: 'graphql' }, {});
     let slotMs = 0;
     worker = sluice.worker('gql', async (job: ThrottledJob) => {
       slotMs = job.slotMs;
@@ -125,6 +125,42 @@ describe('reports reach the learned interval', () => {
     const [c] = await backend.raw.hmget(t.keys.lane(t.keys.laneId('k')), 'c');
     // 40 points admitted (0.8 s at 50/s), 12 used: the meter ends 12 points (x 1.01) after the start.
     expect(Number(c)).toBe(Math.round(slotMs * 1000) + Math.floor(12 * 20_000 * 1.01));
+  });
+
+  it('http handler, LLM tokens: usage.total_tokens replaces the estimate, the tokens budget paces; a calls-counting queue reads no cost', async () => {
+    const up = await sim(new TokensPerWindowUpstream(6_000, 6_000)); // 1,000 tokens/s
+    const t = sluice.throttle('llm', { ratePerSecond: 1_000, capacity: 10_000 });
+    const handler = httpHandler({ url: up.url, method: 'POST', timeoutMs: 2_000, headers: {}, costFrom: 'openai_usage' }, {});
+    let slotMs = 0;
+    const reports: unknown[] = [];
+    worker = sluice.worker('llm', async (job: ThrottledJob) => {
+      slotMs = job.slotMs;
+      const report = job.upstream.bind(job);
+      return handler({ ...job, upstream: async (r, scope) => (reports.push(r), report(r, scope)) });
+    });
+    await worker.waitUntilReady();
+    const r = await t.submit('k', { tokens: 150 }, { cost: 400 });
+    await until(async () => (await t.job(r.admitted ? r.jobId : ''))?.state === 'completed', 5_000, 'the job');
+    expect(reports).toEqual([expect.objectContaining({ cost: 150, limit: 6_000, remaining: 5_850, throttled: false })]);
+    const [c] = await backend.raw.hmget(t.keys.lane(t.keys.laneId('k')), 'c');
+    // 400 tokens admitted, 150 used: the meter ends 150 tokens (1 ms each, x 1.01) after the start.
+    expect(Number(c)).toBe(Math.round(slotMs * 1000) + Math.floor(150 * 1_000 * 1.01));
+
+    // The same upstream behind a queue that counts calls: no cost read, the requests budget only.
+    reports.length = 0;
+    await worker.close();
+    const calls = sluice.throttle('llm-calls', { ratePerSecond: 10, capacity: 10 });
+    const plain = httpHandler({ url: up.url, method: 'POST', timeoutMs: 2_000, headers: {} }, {});
+    worker = sluice.worker('llm-calls', async (job: ThrottledJob) => {
+      const report = job.upstream.bind(job);
+      return plain({ ...job, upstream: async (r, scope) => (reports.push(r), report(r, scope)) });
+    });
+    await worker.waitUntilReady();
+    const one = await calls.submit('k', { tokens: 150 });
+    await until(async () => (await calls.job(one.admitted ? one.jobId : ''))?.state === 'completed', 5_000, 'the job');
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).not.toHaveProperty('cost');
+    expect(reports[0]).toMatchObject({ remaining: 99_999 });
   });
 
   it('http handler, GraphQL query refused for its cost: deferred until the points are back, no attempt used', async () => {
