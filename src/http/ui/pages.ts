@@ -4,7 +4,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 const head = (title: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-  `<title>${esc(title)}</title><link rel="stylesheet" href="/ui/assets/app.css"></head>`;
+  `<title>${esc(title)}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/ui/assets/app.css"></head>`;
 
 /** The login form; `error` is shown above it (a wrong token, the admin API off). */
 export function loginPage(error?: string): string {

@@ -17,7 +17,8 @@ function html(res: Response, status: number, body: string): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Security-Policy', CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
+  // same-origin, not no-referrer: with no-referrer the browser posts the login form with `Origin: null`.
+  res.setHeader('Referrer-Policy', 'same-origin');
   res.send(body);
 }
 
@@ -25,8 +26,13 @@ function cookie(req: Request, value: string, maxAgeS: number): string {
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${req.secure ? '; Secure' : ''}`;
 }
 
-/** A form posted from another origin is refused (a login CSRF would log the victim into the attacker's session). */
+/**
+ * A form posted from another origin is refused (a login CSRF would log the victim into the attacker's
+ * session): the browser's Sec-Fetch-Site when it sends one, else the Origin against the Host.
+ */
 function sameOrigin(req: Request): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
   const origin = req.headers.origin;
   if (origin === undefined) return true;
   try {
