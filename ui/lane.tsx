@@ -4,9 +4,17 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, enc, type LaneDetail } from './api.js';
 import { usePoll } from './queue.js';
 
+/** A pause without an end is ten years: a start past a year is "when resumed", not a date. */
+const YEAR_S = 365 * 86_400;
+
 const inSeconds = (iso: string, now: number) => {
   const s = (Date.parse(iso) - now) / 1000;
-  return s <= 0 ? 'now' : `in ${s.toFixed(1)} s`;
+  return s <= 0 ? 'now' : s > YEAR_S ? 'when resumed' : `in ${s.toFixed(1)} s`;
+};
+
+const startText = (iso: string, now: number) => {
+  const s = (Date.parse(iso) - now) / 1000;
+  return s > YEAR_S ? 'when resumed' : `${new Date(iso).toLocaleTimeString()} (${inSeconds(iso, now)})`;
 };
 
 export function LanePage({ queue, lane }: { queue: string; lane: string }) {
@@ -105,9 +113,7 @@ export function LanePage({ queue, lane }: { queue: string; lane: string }) {
               <tr key={j.id} data-job={j.id}>
                 <td>{j.id}</td>
                 <td>{j.cost}</td>
-                <td title={j.predictedStartAt}>
-                  {new Date(j.predictedStartAt).toLocaleTimeString()} ({inSeconds(j.predictedStartAt, now)})
-                </td>
+                <td title={j.predictedStartAt}>{startText(j.predictedStartAt, now)}</td>
               </tr>
             ))}
           </tbody>
