@@ -221,4 +221,13 @@ describe('/ui in chromium', () => {
     expect(statuses).toEqual([401, 200]);
     expect((await adminGet('/v1/admin/queues')).queues.find((q: any) => q.name === 'mail').live.draining).toBe(false);
   });
+
+  it('shuts down at once with a figures stream open (SIGTERM: exit 0, not the forced exit after 25 s)', async () => {
+    const res = await fetch(`${serve.url}/v1/admin/stream`, { headers: admin });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^retry: 2000\n\n/);
+    expect(await serve.stop('SIGTERM', 20_000)).toEqual({ code: 0, signal: null });
+    // The server ended the stream.
+    for (;;) if ((await reader.read()).done) break;
+  });
 });

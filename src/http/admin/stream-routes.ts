@@ -36,7 +36,7 @@ export class FigureStream {
     return this.clients.size;
   }
 
-  add(req: Request, res: Response): void {
+  add(res: Response): void {
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-store');
@@ -45,7 +45,7 @@ export class FigureStream {
     res.write('retry: 2000\n\n');
     const client: Client = { res, skips: 0 };
     this.clients.add(client);
-    req.once('close', () => this.remove(client));
+    res.once('close', () => this.remove(client));
     if (!this.timer) {
       this.timer = setInterval(() => void this.tick(), this.intervalMs);
       this.timer.unref();
@@ -100,8 +100,8 @@ export class FigureStream {
 
 export function streamRoutes(stream: FigureStream): Router {
   const router = Router();
-  router.get('/v1/admin/stream', (req: Request, res: Response) => {
-    stream.add(req, res);
+  router.get('/v1/admin/stream', (_req: Request, res: Response) => {
+    stream.add(res);
   });
   return router;
 }

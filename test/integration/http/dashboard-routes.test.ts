@@ -140,9 +140,8 @@ describe('GET /v1/admin/stream', () => {
     const stream = new FigureStream(adminContext(deps, new QueueThrottles(ctx.sluice)), 10);
     let destroyed = false;
     const written: string[] = [];
-    const res: any = { status: () => res, setHeader: () => undefined, flushHeaders: () => undefined, write: (s: string) => written.push(s), end: () => undefined, destroy: () => (destroyed = true), writableLength: STREAM_BUFFER_BYTES + 1 };
-    const req: any = { once: () => undefined };
-    stream.add(req, res);
+    const res: any = { once: () => undefined, status: () => res, setHeader: () => undefined, flushHeaders: () => undefined, write: (s: string) => written.push(s), end: () => undefined, destroy: () => (destroyed = true), writableLength: STREAM_BUFFER_BYTES + 1 };
+    stream.add(res);
     await new Promise((r) => setTimeout(r, 10 * (STREAM_MAX_SKIPS + 20)));
     expect(written).toEqual(['retry: 2000\n\n']);
     expect(stream.skipped).toBe(STREAM_MAX_SKIPS);
