@@ -27,6 +27,7 @@ export class FigureStream {
   private readonly clients = new Set<Client>();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  private closed = false;
   /** Frames not written because a client's buffer was full (all clients, since the start). */
   skipped = 0;
 
@@ -37,6 +38,12 @@ export class FigureStream {
   }
 
   add(res: Response): void {
+    if (this.closed) {
+      // Shutting down: a reconnect must not open a stream that would hold the close up again.
+      res.status(503).setHeader('Connection', 'close');
+      res.end();
+      return;
+    }
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-store');
@@ -55,6 +62,7 @@ export class FigureStream {
 
   /** Ends every stream (the server is shutting down: an open stream would hold it up). */
   closeAll(): void {
+    this.closed = true;
     for (const c of [...this.clients]) {
       c.res.end();
       this.remove(c);
