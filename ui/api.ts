@@ -25,7 +25,11 @@ export const enc = encodeURIComponent;
 
 export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
-  if (method !== 'GET') headers['X-Sluice-UI'] = '1';
+  if (method !== 'GET') {
+    headers['X-Sluice-UI'] = '1';
+    // The audit stream names the dashboard as the actor of its changes.
+    headers['X-Sluice-Actor'] = 'dashboard';
+  }
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   const text = await res.text();

@@ -214,6 +214,8 @@ describe('/ui in chromium', () => {
     await pollUntil(() => adminGet('/v1/admin/queues'), (b) => b.queues.find((q: any) => q.name === 'mail').live.draining === true, 5_000, 100, 'drain');
     await page.getByRole('button', { name: /^Undrain/ }).click();
     await pollUntil(() => adminGet('/v1/admin/queues'), (b) => b.queues.find((q: any) => q.name === 'mail').live.draining === false, 5_000, 100, 'undrain');
+    const audit = (await adminGet('/v1/admin/audit?limit=2')).entries.map((e: any) => [e.who, e.action, e.queue]);
+    expect(audit).toEqual([['dashboard', 'queue.undrain', 'mail'], ['dashboard', 'queue.drain', 'mail']]);
     const statuses = await page.evaluate(async () => [
       (await fetch('/v1/admin/queues/mail/drain', { method: 'POST' })).status,
       (await fetch('/v1/admin/queues/mail/undrain', { method: 'POST', headers: { 'X-Sluice-UI': '1' } })).status,
