@@ -9,6 +9,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 COPY lua ./lua
+# The dashboard's browser code and its bundler script: `npm run build` bundles them into dist/ui.
+COPY ui ./ui
+COPY scripts ./scripts
 # express is an optional peer dependency of the library (a devDependency here), but `sluice serve`
 # needs it: the image makes it a production dependency before pruning the dev ones (same locked version).
 RUN npm run build \

@@ -67,6 +67,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
+  let appLocals: { closeStreams?: () => void } | undefined;
   let address: Runtime['address'];
   let control: ControlPlane | undefined;
 
@@ -105,6 +106,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         requireAuth: !parts.devAuth,
         ...(config.adminToken ? { adminToken: config.adminToken } : {}),
       });
+      appLocals = app.locals as { closeStreams?: () => void };
       server = await new Promise<Server>((resolve, reject) => {
         const s = createServer(slowClientOptions(config), app);
         s.keepAliveTimeout = config.keepAliveTimeoutMs;
@@ -162,6 +164,8 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         // Stop accepting; in-flight requests finish; idle keep-alive sockets are closed now.
         const stopped = new Promise<void>((r) => s.close(() => r()));
         s.closeIdleConnections();
+        // Open dashboard streams never finish by themselves: end them (the browser reconnects elsewhere).
+        appLocals?.closeStreams?.();
         await stopped;
       }
       watcher?.close();

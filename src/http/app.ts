@@ -1,5 +1,5 @@
-// createApp(deps): the express app — submit, job status and cancel, decision service, the admin API,
-// the OpenAPI document, health and metrics. It never listens: tests drive it in-process (supertest)
+// createApp(deps): the express app — submit, job status and cancel, decision service, the admin API
+// and its dashboard (/ui), the OpenAPI document, health and metrics. It never listens: tests drive it in-process (supertest)
 // and `sluice serve` puts it on a port.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { AppDeps } from './deps.js';
@@ -13,6 +13,8 @@ import { submitRoute } from './routes/submit.js';
 import { jobCancelRoute } from './routes/job-cancel.js';
 import { adminContext } from './admin/context.js';
 import { adminRouter } from './admin/router.js';
+import { FigureStream } from './admin/stream-routes.js';
+import { uiRoutes } from './ui/routes.js';
 import { RuleLimiters } from './rule-decisions.js';
 import { openApiRoute } from './openapi/route.js';
 import { RedisOutageLog } from './redis-outage-log.js';
@@ -39,7 +41,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(jobStatusRoute(deps, throttles));
   app.use(jobCancelRoute(deps, throttles, admin.scripts));
   app.use(decisionsRoute(deps, limiters));
-  app.use(adminRouter(admin, limiters));
+  const stream = new FigureStream(admin);
+  // The server calls it when it shuts down: an open event stream would otherwise hold the close up.
+  app.locals.closeStreams = () => stream.closeAll();
+  app.use(adminRouter(admin, limiters, stream));
+  app.use(uiRoutes(admin.token));
   app.use((req: Request, _res: Response, next: NextFunction) => next(new SluiceError('SLUICE_ERR_NOT_FOUND', `no route ${req.method} ${req.path}`)));
   // Express 5 passes rejected async handlers here too.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {

@@ -350,6 +350,9 @@ export class Throttle {
       const { client } = this.ctx.admission();
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
+      // The client has no offline queue: before its first connection is up (an admin read of a queue
+      // no submit has touched yet in this process) a command would fail at once.
+      await whenReady(client, 2_000);
       await client.set(this.keys.config, JSON.stringify(this.config));
     })().catch((error: unknown) => {
       this.ready = undefined;

@@ -23,6 +23,7 @@ app="$tmp/app"
 mkdir -p "$app/node_modules/@types"
 tar -xzf "$tarball" -C "$app/node_modules" && mv "$app/node_modules/package" "$app/node_modules/sluice"
 test -f "$app/node_modules/sluice/dist/src/index.d.ts" || { echo "the tarball has no dist/src/index.d.ts" >&2; exit 1; }
+test -f "$app/node_modules/sluice/dist/ui/app.js" && test -f "$app/node_modules/sluice/dist/ui/app.css" || { echo "the tarball has no dashboard bundle (dist/ui/app.js, app.css)" >&2; exit 1; }
 for dep in $(node -e 'console.log(Object.keys(require(process.argv[1]).dependencies ?? {}).join(" "))' "$app/node_modules/sluice/package.json"); do
   mkdir -p "$(dirname "$app/node_modules/$dep")"
   ln -s "$repo/node_modules/$dep" "$app/node_modules/$dep"

@@ -9,6 +9,8 @@ import { jsonBody, parseBody, requireJson } from '../body.js';
 import { actorOf, iso, parsePart, queueOf, record, send, type AdminContext } from './context.js';
 import {
   laneDetailResponseSchema,
+  laneIdBodySchema,
+  laneIdResponseSchema,
   lanePageResponseSchema,
   laneParamsSchema,
   lanePauseResponseSchema,
@@ -36,6 +38,15 @@ export function laneRoutes(ctx: AdminContext): Router {
     const { throttle } = await queueOf(ctx, queue);
     const page = await lanePage(ctx.scripts, throttle, limit, cursor);
     send(res, 200, lanePageResponseSchema, { queue, ...page });
+  });
+
+  // The lane id of a key, hashed exactly as a submit stores it (with the server's hash secret, if any):
+  // the dashboard searches lanes by key with it. A POST body, so the key is in no URL or access log.
+  router.post('/v1/admin/queues/:queue/lane-id', ...body, async (req: Request, res: Response) => {
+    const { queue } = parsePart(queueParamsSchema, req.params, 'path');
+    const { key } = parseBody(laneIdBodySchema, req);
+    const { throttle } = await queueOf(ctx, queue);
+    send(res, 200, laneIdResponseSchema, { queue, lane: throttle.keys.laneId(key) });
   });
 
   router.get('/v1/admin/queues/:queue/lanes/:lane', async (req: Request, res: Response) => {

@@ -1,23 +1,16 @@
 // /v1/admin/queues: every queue with its settings and live figures; pause, resume, drain and undrain a queue.
 import { Router, type Request, type Response } from 'express';
-import { readFigures } from '../../admin/figures.js';
 import { pauseQueue, resumeQueue } from '../../admin/queue-pause.js';
-import type { QueueRule } from '../../rules/index.js';
-import type { Throttle } from '../../throttle/throttle.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import { iso, parsePart, queueOf, record, send, type AdminContext } from './context.js';
+import { queueOverviews } from './overview.js';
 import { drainResponseSchema, pauseBodySchema, queueParamsSchema, queuePauseResponseSchema, queuesResponseSchema } from './schemas.js';
-import type { z } from 'zod';
-
-type Overview = z.input<typeof queuesResponseSchema>['queues'][number];
 
 export function queueRoutes(ctx: AdminContext): Router {
   const router = Router();
   router.get('/v1/admin/queues', async (_req: Request, res: Response) => {
-    const queues = ctx.deps.rules.current().queues;
-    const overviews = await Promise.all(queues.map(async (q) => overview(ctx, q, (await queueOf(ctx, q.name)).throttle)));
-    send(res, 200, queuesResponseSchema, { queues: overviews });
+    send(res, 200, queuesResponseSchema, { queues: await queueOverviews(ctx) });
   });
 
   const body = [requireJson(), jsonBody(16 * 1024, DEFAULT_JSON_MAX_DEPTH)];
@@ -47,54 +40,4 @@ export function queueRoutes(ctx: AdminContext): Router {
     });
   }
   return router;
-}
-
-async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Promise<Overview> {
-  const redis = ctx.deps.sluice.redis;
-  const bull = await throttle.bullQueue();
-  const now = Date.now();
-  const [counts, busyLanes, control, figures, paused, overrides, globalSlot] = await Promise.all([
-    bull.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'failed'),
-    redis.zcard(throttle.keys.busy),
-    ctx.store.control(throttle.keys),
-    readFigures(redis, ctx.keys, throttle.keys, now),
-    bull.isPaused(),
-    redis.hlen(ctx.keys.overrides(throttle.keys)),
-    throttle.config.globalRatePerSecond ? redis.hget(throttle.keys.global, 's') : Promise.resolve(null),
-  ]);
-  const c = throttle.config;
-  const globalBookedMs = globalSlot === null ? undefined : Math.ceil(Number(globalSlot) / 1000);
-  return {
-    name: q.name,
-    config: {
-      ratePerSecond: c.ratePerSecond,
-      capacity: c.capacity,
-      burst: c.burst,
-      ...(c.maxWaitMs !== undefined ? { maxWaitMs: c.maxWaitMs } : {}),
-      ...(c.globalRatePerSecond !== undefined ? { globalRatePerSecond: c.globalRatePerSecond } : {}),
-      key: q.key.type === 'header' ? `header:${q.key.name}` : q.key.type,
-      plans: c.plans ?? {},
-      ...(c.defaultPlan !== undefined ? { defaultPlan: c.defaultPlan } : {}),
-    },
-    live: {
-      queued: (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0),
-      active: counts.active ?? 0,
-      failed: counts.failed ?? 0,
-      busyLanes,
-      ...figures,
-      paused: paused || control.paused,
-      ...(control.pauseUntilMs !== undefined ? { pausedUntil: iso(control.pauseUntilMs) } : {}),
-      draining: control.draining,
-      ...(c.globalRatePerSecond
-        ? {
-            globalCap: {
-              ratePerSecond: c.globalRatePerSecond,
-              inUse: figures.startedLast1s / c.globalRatePerSecond,
-              ...(globalBookedMs !== undefined && globalBookedMs > now ? { bookedUntil: iso(globalBookedMs) } : {}),
-            },
-          }
-        : {}),
-      overrides,
-    },
-  };
 }

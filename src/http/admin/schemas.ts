@@ -26,6 +26,10 @@ export const failedJobsQuerySchema = pageQuerySchema.extend({ state: z.literal('
 /** POST .../pause: until a time, or until resumed. */
 export const pauseBodySchema = z.object({ until: iso.optional() }).strict();
 
+/** POST .../lane-id: a lane key, as a submit gives it (the body's `key`, a header's value, the tenant's name). */
+export const laneIdBodySchema = z.object({ key: z.string().min(1).max(1024) }).strict();
+export const laneIdResponseSchema = z.object({ queue: z.string(), lane: z.string() });
+
 /** POST /v1/admin/decisions/reset: the descriptor whose rule's counter for it is cleared. */
 const entrySchema = z.object({ key: z.string().min(1).max(256), value: z.string().max(1024) }).strict();
 export const resetBodySchema = z

@@ -1,6 +1,6 @@
 // Every route of the app with the zod schemas that validate it (parameters, query, body) and of its
 // answers: the source the OpenAPI document is generated from. A test holds it to the app's router.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { cancelResponseSchema } from '../admin/schemas.js';
 import * as admin from '../admin/schemas.js';
 import { decisionBodySchema, releaseBodySchema, submitBodySchema } from '../schemas.js';
@@ -13,7 +13,7 @@ export interface RouteDoc {
   /** Express style: `/v1/queues/:queue/jobs`. */
   path: string;
   summary: string;
-  tag: 'jobs' | 'decisions' | 'admin' | 'service';
+  tag: 'jobs' | 'decisions' | 'admin' | 'service' | 'ui';
   auth: Auth;
   params?: z.ZodObject;
   query?: z.ZodObject;
@@ -22,6 +22,7 @@ export interface RouteDoc {
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
 }
 
+const uiAssetParams = z.object({ file: z.string() });
 const err = (description: string) => ({ description, schema: pub.problemSchema });
 const tenantErrors = { 401: err('no valid API key (WWW-Authenticate says how)'), 404: err('no such queue or job (another tenant\'s job is not found either)') };
 const adminErrors = { 400: err('a parameter, query or body field is invalid (issues name it)'), 401: err('no valid admin token'), 404: err('no such queue, lane or job') };
@@ -46,6 +47,7 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'post', path: '/v1/admin/queues/:queue/drain', summary: 'Refuse new submits (503 draining); queued work goes on', tag: 'admin', auth: 'admin', params: admin.queueParamsSchema, responses: { 200: { description: 'draining', schema: admin.drainResponseSchema }, ...adminErrors } },
   { method: 'post', path: '/v1/admin/queues/:queue/undrain', summary: 'Take submits again', tag: 'admin', auth: 'admin', params: admin.queueParamsSchema, responses: { 200: { description: 'not draining', schema: admin.drainResponseSchema }, ...adminErrors } },
   { method: 'get', path: '/v1/admin/queues/:queue/lanes', summary: 'Busy lanes, busiest first, paged by cursor', tag: 'admin', auth: 'admin', params: admin.queueParamsSchema, query: admin.pageQuerySchema, responses: { 200: { description: 'a page', schema: admin.lanePageResponseSchema }, ...adminErrors } },
+  { method: 'post', path: '/v1/admin/queues/:queue/lane-id', summary: 'The lane id of a key, hashed exactly as a submit stores it', tag: 'admin', auth: 'admin', params: admin.queueParamsSchema, body: admin.laneIdBodySchema, responses: { 200: { description: 'the lane id', schema: admin.laneIdResponseSchema }, ...adminErrors } },
   { method: 'get', path: '/v1/admin/queues/:queue/lanes/:lane', summary: "A lane's detail and queued jobs", tag: 'admin', auth: 'admin', params: admin.laneParamsSchema, responses: { 200: { description: 'the lane', schema: admin.laneDetailResponseSchema }, ...adminErrors } },
   { method: 'post', path: '/v1/admin/queues/:queue/lanes/:lane/pause', summary: 'Pause a lane (optionally until a time)', tag: 'admin', auth: 'admin', params: admin.laneParamsSchema, body: admin.pauseBodySchema, responses: { 200: { description: 'paused', schema: admin.lanePauseResponseSchema }, ...adminErrors } },
   { method: 'post', path: '/v1/admin/queues/:queue/lanes/:lane/resume', summary: "End a lane's pause now", tag: 'admin', auth: 'admin', params: admin.laneParamsSchema, responses: { 200: { description: 'resumed', schema: admin.lanePauseResponseSchema }, ...adminErrors } },
@@ -58,4 +60,10 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'post', path: '/v1/admin/queues/:queue/jobs/:id/cancel', summary: 'Cancel a queued job (its lane units are freed)', tag: 'admin', auth: 'admin', params: admin.jobParamsSchema, responses: { 200: { description: 'cancelled', schema: admin.cancelResponseSchema }, ...adminErrors, 409: err('the job has started or finished (state says which)') } },
   { method: 'post', path: '/v1/admin/decisions/reset', summary: "Clear a rule's counter for one descriptor", tag: 'admin', auth: 'admin', body: admin.resetBodySchema, responses: { 200: { description: 'reset', schema: admin.resetResponseSchema }, ...adminErrors } },
   { method: 'get', path: '/v1/admin/audit', summary: 'Admin actions, newest first, paged', tag: 'admin', auth: 'admin', query: admin.pageQuerySchema, responses: { 200: { description: 'a page', schema: admin.auditResponseSchema }, 400: adminErrors[400], 401: adminErrors[401] } },
+  { method: 'get', path: '/v1/admin/stream', summary: "Server-Sent Events: every queue's overview (as GET /v1/admin/queues) once a second", tag: 'admin', auth: 'admin', responses: { 200: { description: '`event: figures` frames, data `{ at, queues }`', contentType: 'text/event-stream' }, 401: adminErrors[401] } },
+
+  { method: 'get', path: '/ui', summary: 'The operator dashboard (the login form without a session)', tag: 'ui', auth: 'none', responses: { 200: { description: 'the page', contentType: 'text/html' }, 503: { description: 'the bundle was not built (npm run build:ui)', contentType: 'text/html' } } },
+  { method: 'get', path: '/ui/assets/:file', summary: "The dashboard's bundled script and styles", tag: 'ui', auth: 'none', params: uiAssetParams, responses: { 200: { description: 'the file' }, 404: err('no such file') } },
+  { method: 'post', path: '/ui/login', summary: 'Log in with the admin token (form field `token`): sets the session cookie', tag: 'ui', auth: 'none', responses: { 303: { description: 'logged in: to /ui' }, 401: { description: 'not the admin token: the login form with an error', contentType: 'text/html' } } },
+  { method: 'post', path: '/ui/logout', summary: 'Ends the session (clears the cookie)', tag: 'ui', auth: 'none', responses: { 303: { description: 'to /ui' } } },
 ];

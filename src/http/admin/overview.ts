@@ -1,0 +1,66 @@
+// Every queue's settings and live figures, as GET /v1/admin/queues and the dashboard's stream
+// (GET /v1/admin/stream) show them: one function, so the two never differ.
+import { readFigures } from '../../admin/figures.js';
+import type { QueueRule } from '../../rules/index.js';
+import type { Throttle } from '../../throttle/throttle.js';
+import type { z } from 'zod';
+import { iso, queueOf, type AdminContext } from './context.js';
+import type { queuesResponseSchema } from './schemas.js';
+
+export type Overview = z.input<typeof queuesResponseSchema>['queues'][number];
+
+/** The overview of every queue of the rules in force. */
+export async function queueOverviews(ctx: AdminContext): Promise<Overview[]> {
+  const queues = ctx.deps.rules.current().queues;
+  return Promise.all(queues.map(async (q) => overview(ctx, q, (await queueOf(ctx, q.name)).throttle)));
+}
+
+async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Promise<Overview> {
+  const redis = ctx.deps.sluice.redis;
+  const bull = await throttle.bullQueue();
+  const now = Date.now();
+  const [counts, busyLanes, control, figures, paused, overrides, globalSlot] = await Promise.all([
+    bull.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'failed'),
+    redis.zcard(throttle.keys.busy),
+    ctx.store.control(throttle.keys),
+    readFigures(redis, ctx.keys, throttle.keys, now),
+    bull.isPaused(),
+    redis.hlen(ctx.keys.overrides(throttle.keys)),
+    throttle.config.globalRatePerSecond ? redis.hget(throttle.keys.global, 's') : Promise.resolve(null),
+  ]);
+  const c = throttle.config;
+  const globalBookedMs = globalSlot === null ? undefined : Math.ceil(Number(globalSlot) / 1000);
+  return {
+    name: q.name,
+    config: {
+      ratePerSecond: c.ratePerSecond,
+      capacity: c.capacity,
+      burst: c.burst,
+      ...(c.maxWaitMs !== undefined ? { maxWaitMs: c.maxWaitMs } : {}),
+      ...(c.globalRatePerSecond !== undefined ? { globalRatePerSecond: c.globalRatePerSecond } : {}),
+      key: q.key.type === 'header' ? `header:${q.key.name}` : q.key.type,
+      plans: c.plans ?? {},
+      ...(c.defaultPlan !== undefined ? { defaultPlan: c.defaultPlan } : {}),
+    },
+    live: {
+      queued: (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      failed: counts.failed ?? 0,
+      busyLanes,
+      ...figures,
+      paused: paused || control.paused,
+      ...(control.pauseUntilMs !== undefined ? { pausedUntil: iso(control.pauseUntilMs) } : {}),
+      draining: control.draining,
+      ...(c.globalRatePerSecond
+        ? {
+            globalCap: {
+              ratePerSecond: c.globalRatePerSecond,
+              inUse: figures.startedLast1s / c.globalRatePerSecond,
+              ...(globalBookedMs !== undefined && globalBookedMs > now ? { bookedUntil: iso(globalBookedMs) } : {}),
+            },
+          }
+        : {}),
+      overrides,
+    },
+  };
+}
