@@ -15,6 +15,8 @@ export interface JobStatus {
   result?: unknown;
   /** The last failure's message, when failed (or retrying). */
   failedReason?: string;
+  /** The last progress its handler reported (`job.progress(value)`); absent until one other than 0 (BullMQ's initial value). */
+  progress?: unknown;
   submittedAtMs: number;
   startedAtMs?: number;
   finishedAtMs?: number;
@@ -70,5 +72,6 @@ export function jobStatusOf(job: Job<JobData>, bullState: string): JobStatus {
   if (job.finishedOn) status.finishedAtMs = job.finishedOn;
   if (status.state === 'completed') status.result = job.returnvalue;
   if (job.failedReason) status.failedReason = job.failedReason;
+  if (job.progress !== undefined && job.progress !== 0) status.progress = job.progress;
   return status;
 }

@@ -26,6 +26,8 @@ export class ThrottleKeys {
   readonly wake: string;
   /** `lanePrefix + laneId` is a lane's key (the dispatcher builds lane keys from it). */
   readonly lanePrefix: string;
+  /** Job transitions (admitted, started, ... progress): a stream capped with MAXLEN ~ (events.ts). */
+  readonly events: string;
 
   constructor(private readonly keys: KeyBuilder, readonly name: string) {
     this.tag = keys.throttleTag(name);
@@ -39,6 +41,7 @@ export class ThrottleKeys {
     this.dispatched = `${this.tag}:disp`;
     this.wake = `${this.tag}:wake`;
     this.lanePrefix = `${this.tag}:l:`;
+    this.events = `${this.tag}:ev`;
   }
 
   /** The lane id of a key: the key itself when short and safe, else its hash (never a raw secret). */

@@ -19,6 +19,8 @@ import { checkPayload } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
+import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
+import { waitForJob } from './wait.js';
 
 export interface SubmitOptions extends IdentityOptions {
   /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
@@ -76,6 +78,7 @@ export class Throttle {
   private ready: Promise<void> | undefined;
   private dispatcherCache: Dispatcher | undefined;
   private upstreamCache: UpstreamLearner | undefined;
+  private eventsCache: JobEventStream | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
@@ -108,6 +111,50 @@ export class Throttle {
   get dispatcher(): Dispatcher {
     this.dispatcherCache ??= new Dispatcher({ lanes: this.gateLanes, keys: this.keys, client: this.ctx.bull().client, horizonUs: this.timing.leadUs });
     return this.dispatcherCache;
+  }
+
+  /**
+   * The throttle's job transitions (admitted, started, deferred, completed, failed, cancelled,
+   * progress), read from Redis: every process's submits and workers, not only this one's.
+   * `events.subscribe(listener, { jobId })` calls `listener` for each event from then on.
+   */
+  get events(): JobEventStream {
+    this.eventsCache ??= new JobEventStream(() => this.ctx.bull().client, this.keys.events);
+    return this.eventsCache;
+  }
+
+  /** Appends a transition of `jobId` to the throttle's event stream (never throws). @internal */
+  recordEvent(type: JobEventType, jobId: string, detail: JobEventDetail = {}): Promise<void> {
+    return appendJobEvent(this.ctx.bull().client, this.keys.events, type, jobId, detail);
+  }
+
+  /**
+   * Waits until `jobId` is finished (completed, or failed for good) or `timeoutMs` passes, and returns
+   * its status then (still queued or active when the wait ended first); null when the job is unknown,
+   * was cancelled, or is not `tenant`'s. Woken by the job's events; its status is read again every few
+   * seconds too, so a lost event only delays the answer.
+   */
+  waitForJob(jobId: string, options: { timeoutMs: number; tenant?: string; signal?: AbortSignal }): Promise<JobStatus | null> {
+    return waitForJob(this, jobId, options);
+  }
+
+  /**
+   * Resolves with the result of `jobId` once it completed; rejects with SLUICE_ERR_JOB_FAILED (details:
+   * failedReason, attemptsMade) when it failed for good, SLUICE_ERR_WAIT_TIMEOUT when `timeoutMs` passed
+   * first (details: state), and SLUICE_ERR_NOT_FOUND when the job is unknown or was cancelled.
+   */
+  async waitForResult<R = unknown>(jobId: string, options: { timeoutMs: number; tenant?: string }): Promise<R> {
+    const status = await this.waitForJob(jobId, options);
+    if (!status) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `throttle '${this.name}': no job '${jobId}' (unknown, cancelled, or removed after its retention)`);
+    if (status.state === 'completed') return status.result as R;
+    if (status.state === 'failed') {
+      throw new SluiceError('SLUICE_ERR_JOB_FAILED', `throttle '${this.name}': job '${jobId}' failed: ${status.failedReason ?? 'no reason given'}`, {
+        details: { failedReason: status.failedReason, attemptsMade: status.attemptsMade },
+      });
+    }
+    throw new SluiceError('SLUICE_ERR_WAIT_TIMEOUT', `throttle '${this.name}': job '${jobId}' is still ${status.state} after ${options.timeoutMs} ms`, {
+      details: { state: status.state },
+    });
   }
 
   /** Sets a lane's pacing to its current limits (after an operator's override changed them). @internal */
@@ -173,6 +220,13 @@ export class Throttle {
       }
       case 'admitted':
         await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops);
+        // Not awaited: the submitter's answer does not wait for a notification.
+        void this.recordEvent('admitted', jobId, {
+          lane: laneId,
+          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+          startsAtMs: Math.ceil(reply.startUs / 1000),
+          position: reply.position,
+        });
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
     }
   }
@@ -278,6 +332,7 @@ export class Throttle {
   }
 
   async close(): Promise<void> {
+    await this.eventsCache?.close();
     await this.dispatcherCache?.close();
     await this.queue?.close();
   }

@@ -26,8 +26,13 @@ export interface ThrottledJob<P = unknown> {
   attemptsMade: number;
   /** The reserved start instant (epoch ms, Redis time). */
   slotMs: number;
-  /** The underlying BullMQ job (progress, logs). */
+  /** The underlying BullMQ job (logs). */
   raw: Job<JobData>;
+  /**
+   * Reports the handler's progress (a number, string, boolean or object): stored on the job (its
+   * status shows the last one) and appended to the throttle's events as a `progress` event.
+   */
+  progress(value: number | string | boolean | object): Promise<void>;
   /**
    * Tells the throttle what the upstream said about its limit after this job's call: its budget
    * (`remaining` of `limit` until `resetMs`), a wait it asked for (`retryAfterMs`), a refusal
@@ -132,13 +137,16 @@ export class ThrottleWorker {
     throttle.dispatcher.acquire();
     this.dispatching = throttle;
     const observer = this.ctx.observer;
-    this.worker.on('completed', (job) =>
-      observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) }),
-    );
+    // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
+    this.worker.on('completed', (job) => {
+      observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) });
+      void throttle.recordEvent('completed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade });
+    });
     this.worker.on('failed', (job) => {
       if (!job) return;
       const retrying = job.attemptsMade < (job.opts.attempts ?? 1);
       observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
+      void throttle.recordEvent('failed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade, failedReason: job.failedReason, retrying });
     });
     const interval = o.repairIntervalMs ?? 2_000;
     if (interval > 0) {
@@ -166,13 +174,19 @@ export class ThrottleWorker {
       // Runs at the start instant, in the same synchronous step as the lateness check: the handler starts now.
       (slotUs, lateMs) => {
         this.ctx.observer?.onStart?.({ queue: throttle.name, queuedMs: Math.max(0, slotUs / 1000 - job.timestamp), lateMs, retry: job.attemptsMade > 0 });
+        // Sent before the handler runs, so it precedes the handler's progress events in the stream.
+        void throttle.recordEvent('started', job.id!, { ...whose(job), attemptsMade: job.attemptsMade + 1 });
         try {
           const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
             const outcome = await reportUpstream(throttle, lane, report, slotUs, scope);
             this.ctx.observer?.onUpstream?.({ queue: throttle.name, event: outcome.event, ignored: report.ignored ?? [] });
             return outcome;
           };
-          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream }));
+          const progress = async (value: number | string | boolean | object) => {
+            await job.updateProgress(value);
+            await throttle.recordEvent('progress', job.id!, { ...whose(job), progress: value });
+          };
+          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream, progress }));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -186,6 +200,7 @@ export class ThrottleWorker {
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
+      void throttle.recordEvent('deferred', job.id!, { ...whose(job), reason: 'rate' });
       throw new DelayedError();
     }
     try {
@@ -198,11 +213,17 @@ export class ThrottleWorker {
       await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
+      void throttle.recordEvent('deferred', job.id!, { ...whose(job), reason: 'upstream', delayMs: error.delayMs });
       throw new DelayedError();
     } finally {
       this.handlerSlots.release();
     }
   }
+}
+
+/** The lane and tenant an event of `job` names. */
+function whose(job: Job<JobData>): { lane: string; tenant?: string } {
+  return { lane: job.data.l, ...(job.data.t !== undefined ? { tenant: job.data.t } : {}) };
 }
 
 /** A handler's report to the learner; a Redis failure is returned, never thrown (the call was made: a retry would repeat it). */
