@@ -1,5 +1,6 @@
 // The composition root: wires Redis, the rules watcher, metrics, the HTTP listener and the queue
 // workers of one process, and shuts them down in order on SIGTERM/SIGINT.
+import type { LiveWaits } from '../http/live/live-waits.js';
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { SluiceError } from '../errors.js';
@@ -67,6 +68,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
+  let liveWaits: LiveWaits | undefined;
   let address: Runtime['address'];
   let control: ControlPlane | undefined;
 
@@ -105,6 +107,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         requireAuth: !parts.devAuth,
         ...(config.adminToken ? { adminToken: config.adminToken } : {}),
       });
+      liveWaits = app.locals.liveWaits as LiveWaits | undefined;
       server = await new Promise<Server>((resolve, reject) => {
         const s = createServer(slowClientOptions(config), app);
         s.keepAliveTimeout = config.keepAliveTimeoutMs;
@@ -162,6 +165,8 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         // Stop accepting; in-flight requests finish; idle keep-alive sockets are closed now.
         const stopped = new Promise<void>((r) => s.close(() => r()));
         s.closeIdleConnections();
+        // Long-polls answer now and event streams end: they would otherwise hold the close open.
+        liveWaits?.abortAll();
         await stopped;
       }
       watcher?.close();

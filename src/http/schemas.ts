@@ -40,3 +40,9 @@ export const releaseBodySchema = z
   })
   .strict();
 export type ReleaseBody = z.infer<typeof releaseBodySchema>;
+
+/** GET /v1/queues/:queue/jobs/:id: `?wait=<seconds>` long-polls (0 to 30; larger is clamped to 30). */
+export const jobStatusQuerySchema = z
+  .object({
+    wait: z.coerce.number().min(0).optional(),
+  });

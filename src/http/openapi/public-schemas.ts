@@ -45,6 +45,8 @@ export const jobStatusSchema = z.object({
   finishedAt: iso.optional(),
   result: z.unknown().optional(),
   failedReason: z.string().optional(),
+  /** The last progress its handler reported (job.progress(value)). */
+  progress: z.unknown().optional(),
 });
 
 const entry = z.object({ key: z.string(), value: z.string() });
