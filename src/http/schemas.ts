@@ -44,5 +44,10 @@ export type ReleaseBody = z.infer<typeof releaseBodySchema>;
 /** GET /v1/queues/:queue/jobs/:id: `?wait=<seconds>` long-polls (0 to 30; larger is clamped to 30). */
 export const jobStatusQuerySchema = z
   .object({
-    wait: z.coerce.number().min(0).optional(),
+    // Digits with an optional fraction: '' and ' ' (which a plain coercion reads as 0) are refused too.
+    wait: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/, 'a number of seconds >= 0')
+      .transform(Number)
+      .optional(),
   });

@@ -2,8 +2,9 @@
 // event (the job as GET .../jobs/:id shows it, predicted start included), then one event per
 // transition (admitted, started, deferred, progress, completed, failed, cancelled), and a last `state`
 // once it is finished, after which the stream ends. Another tenant's job is a 404, as for its status.
-// A client that does not read is dropped once its unsent data passes SSE_MAX_BUFFER_BYTES, so a
-// stalled reader costs the server a bounded amount of memory.
+// A client that does not read costs a bounded amount of memory: its progress events are coalesced
+// while its socket is full, and it is dropped when its backlog passes SSE_MAX_BUFFER_BYTES or its
+// socket has taken nothing for sseStallMs.
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps.js';
 import { markRedisAnswered } from '../redis-outage-log.js';
@@ -14,13 +15,16 @@ import { jobView } from '../live/job-view.js';
 import type { LiveWaits } from '../live/live-waits.js';
 import { isFinal, type JobEvent } from '../../throttle/events.js';
 
-/** Unsent bytes a stream may hold for a slow client before it is disconnected. */
+/** Events (bytes) a stream may hold for a client whose socket takes no more before it is disconnected. */
 export const SSE_MAX_BUFFER_BYTES = 64 * 1024;
+/** How long a client's socket may take nothing before it is disconnected (default; AppDeps.sseStallMs). */
+export const SSE_STALL_MS = 30_000;
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const SSE_HEARTBEAT_MS = 15_000;
 
 export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: LiveWaits): Router {
   const router = Router();
+  const stallMs = deps.sseStallMs ?? SSE_STALL_MS;
   router.get('/v1/queues/:queue/jobs/:id/events', tenantAuth(deps), async (req: Request, res: Response) => {
     const tenant = tenantOf(res);
     const queueName = String(req.params.queue);
@@ -60,20 +64,46 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
     };
     res.once('close', end);
     open.signal.addEventListener('abort', end);
-    const write = (text: string) => {
-      if (ended) return;
-      res.write(text);
-      // Node buffers what the socket does not take: past the bound the client is not reading, and goes.
-      if (res.writableLength > SSE_MAX_BUFFER_BYTES) {
-        deps.metrics.onEventStreamDropped();
-        end();
-        res.destroy();
-      }
+    // Backpressure: while the socket does not take more (write returned false, no 'drain' yet), events
+    // wait in `pending`, where a newer progress replaces the older one (progress is a state: only the
+    // latest matters). What waits is thus a handful of transitions and one progress; past
+    // SSE_MAX_BUFFER_BYTES, or stalled longer than stallMs, the client is not reading, and goes.
+    let blockedSince: number | undefined;
+    let pending: { text: string; progress: boolean }[] = [];
+    let pendingBytes = 0;
+    const drop = () => {
+      deps.metrics.onEventStreamDropped();
+      end();
+      res.destroy();
     };
-    const send = (event: string, data: unknown, eventId?: string) => write(`${eventId ? `id: ${eventId}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const write = (text: string, progress = false) => {
+      if (ended) return;
+      if (blockedSince === undefined) {
+        if (!res.write(text)) blockedSince = Date.now();
+        return;
+      }
+      if (progress) {
+        const old = pending.findIndex((p) => p.progress);
+        if (old >= 0) pendingBytes -= pending.splice(old, 1)[0]!.text.length;
+      }
+      pending.push({ text, progress });
+      pendingBytes += text.length;
+      if (pendingBytes > SSE_MAX_BUFFER_BYTES) drop();
+    };
+    res.on('drain', () => {
+      blockedSince = undefined;
+      const queued = pending;
+      pending = [];
+      pendingBytes = 0;
+      for (const p of queued) write(p.text, p.progress);
+      if (finished && blockedSince === undefined) end();
+    });
+    const send = (event: string, data: unknown, eventId?: string) =>
+      write(`${eventId ? `id: ${eventId}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`, event === 'progress');
     const sendState = (s: NonNullable<typeof status>) => send('state', jobView(queue.name, s));
     // A final event: its status is read once more (result, finish time) and the stream ends.
     let finishing = false;
+    let finished = false;
     const finish = () => {
       if (finishing) return;
       finishing = true;
@@ -83,7 +113,11 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
           (s) => (s ? sendState(s) : undefined),
           () => undefined,
         )
-        .finally(end);
+        .finally(() => {
+          finished = true;
+          // What still waits for the socket goes first (the drain handler ends the stream after it).
+          if (blockedSince === undefined) end();
+        });
     };
 
     res.status(200);
@@ -105,13 +139,17 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
     };
     for (const event of early.splice(0)) onEvent(event);
     heartbeat = setInterval(() => {
+      if (blockedSince !== undefined) {
+        if (Date.now() - blockedSince > stallMs) drop();
+        return;
+      }
       write(': keep-alive\n\n');
       // The backstop for a lost final event (a worker that died between its transition and its XADD).
       throttle.job(id, owner).then(
         (s) => (!s || s.state === 'completed' || s.state === 'failed') && finish(),
         () => undefined,
       );
-    }, SSE_HEARTBEAT_MS);
+    }, Math.min(SSE_HEARTBEAT_MS, stallMs));
     heartbeat.unref();
   });
   return router;
