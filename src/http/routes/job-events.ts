@@ -72,8 +72,13 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
     let pending: { text: string; progress: boolean }[] = [];
     let pendingBytes = 0;
     const drop = () => {
+      if (ended) return;
       deps.metrics.onEventStreamDropped();
-      end();
+      // The socket itself: ending the response would only queue its last chunk behind the unread data.
+      ended = true;
+      clearInterval(heartbeat);
+      unsubscribe();
+      open.close();
       res.destroy();
     };
     const write = (text: string, progress = false) => {
