@@ -11,6 +11,8 @@ export const submitBodySchema = z
     cost: z.number().int().positive().optional(),
     /** The same key submitted twice is admitted once. */
     idempotencyKey: z.string().min(1).max(256).optional(),
+    /** POST the outcome here once the job completed or failed for good (host in the rules' callbacks.allow). */
+    callback_url: z.string().min(1).max(2048).optional(),
   })
   .strict();
 export type SubmitBody = z.infer<typeof submitBodySchema>;

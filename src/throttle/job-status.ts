@@ -27,6 +27,8 @@ export interface JobStatus {
   /** The lane it was admitted into. */
   lane?: string;
   cost?: number;
+  /** The callback URL it was submitted with, and every delivery attempt so far. */
+  callback?: { url: string; delivered: boolean; attempts: { atMs: number; status?: number; error?: string; durationMs: number; delivered: boolean }[] };
 }
 
 /** The data sluice stores in each BullMQ job. Short names: it is stored once per queued job. */
@@ -43,6 +45,10 @@ export interface JobData {
   t?: string;
   /** The plan it was admitted under (absent: the throttle's own settings). */
   pl?: string;
+  /** Callback URL: its outcome is POSTed there (signed) once finished. */
+  cb?: string;
+  /** 1: the callback's host was listed exactly, so a private address is allowed. */
+  cbp?: 1;
 }
 
 const STATES: Record<string, JobState> = {

@@ -63,6 +63,11 @@ export class ThrottleKeys {
     return `${this.lanePrefix}${laneId}:k`;
   }
 
+  /** The delivery attempts of a job's callback (a list of JSON records, kept 7 days). */
+  callbackAttempts(jobId: string): string {
+    return `${this.tag}:cba:${jobId}`;
+  }
+
   laneQueue(laneId: string): string {
     return `${this.tag}:l:${laneId}:q`;
   }

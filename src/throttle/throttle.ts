@@ -21,6 +21,7 @@ import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
 import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
 import { waitForJob } from './wait.js';
+import { Callbacks } from './callbacks.js';
 
 export interface SubmitOptions extends IdentityOptions {
   /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
@@ -33,6 +34,13 @@ export interface SubmitOptions extends IdentityOptions {
   tenant?: string;
   /** The plan whose lane settings apply (one of the config's plans; else the default plan). */
   plan?: string;
+  /**
+   * POST the job's outcome here (signed, retried) once it completed or failed for good. Not checked
+   * against an allow-list here (the HTTP layer does that): only its addresses, at each delivery —
+   * loopback, link-local and private ones are refused unless `callbackPrivateAllowed`.
+   */
+  callbackUrl?: string;
+  callbackPrivateAllowed?: boolean;
 }
 
 export type SubmitResult =
@@ -79,6 +87,7 @@ export class Throttle {
   private dispatcherCache: Dispatcher | undefined;
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
+  private callbacksCache: Callbacks | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
@@ -121,6 +130,12 @@ export class Throttle {
   get events(): JobEventStream {
     this.eventsCache ??= new JobEventStream(() => this.ctx.bull().client, this.keys.events);
     return this.eventsCache;
+  }
+
+  /** The throttle's callback deliveries. @internal */
+  get callbacks(): Callbacks {
+    this.callbacksCache ??= new Callbacks(this.keys, () => this.ctx.bull().client);
+    return this.callbacksCache;
   }
 
   /** Appends a transition of `jobId` to the throttle's event stream (never throws). @internal */
@@ -212,14 +227,14 @@ export class Throttle {
       case 'queued-duplicate':
         // The first submit may have died (or timed out) between its admission and its enqueue: adding
         // the job again under the same id is a no-op when it exists and repairs the lane when it does not.
-        await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops, false);
+        await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops, false);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
       case 'finished-duplicate': {
         const job = await this.queue!.getJob(jobId);
         return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
       }
       case 'admitted':
-        await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops);
+        await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops);
         // Not awaited: the submitter's answer does not wait for a notification.
         void this.recordEvent('admitted', jobId, {
           lane: laneId,
@@ -265,7 +280,12 @@ export class Throttle {
       job = await this.queue!.getJob(jobId);
       if (!job) return null;
     }
-    return jobStatusOf(job, state);
+    const status = jobStatusOf(job, state);
+    if (job.data?.cb !== undefined) {
+      const attempts = await this.callbacks.attempts(jobId);
+      status.callback = { url: job.data.cb, delivered: attempts.some((a) => a.delivered), attempts };
+    }
+    return status;
   }
 
   /** The state of `key`'s lane. */
@@ -333,6 +353,7 @@ export class Throttle {
 
   async close(): Promise<void> {
     await this.eventsCache?.close();
+    await this.callbacksCache?.close();
     await this.dispatcherCache?.close();
     await this.queue?.close();
   }
@@ -344,7 +365,7 @@ export class Throttle {
     cost: number,
     payload: unknown,
     reply: { startUs: number; nowUs: number },
-    owned: { t?: string; pl?: string },
+    owned: Pick<JobData, 't' | 'pl' | 'cb' | 'cbp'>,
     dropsAtAdmission: number,
     ownsAdmission = true,
   ) {
@@ -427,6 +448,12 @@ export class Throttle {
 /** The job data fields naming its tenant and plan (absent when none: old jobs and the library without tenants). */
 function owner(tenant: string | undefined, plan: string | undefined): { t?: string; pl?: string } {
   return { ...(tenant !== undefined ? { t: tenant } : {}), ...(plan !== undefined ? { pl: plan } : {}) };
+}
+
+/** The job data fields of a callback (absent without one). */
+function callbackOf(options: SubmitOptions): Pick<JobData, 'cb' | 'cbp'> {
+  if (options.callbackUrl === undefined) return {};
+  return { cb: options.callbackUrl, ...(options.callbackPrivateAllowed ? { cbp: 1 as const } : {}) };
 }
 
 function nowArg(nowMs: number | undefined): string {

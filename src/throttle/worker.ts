@@ -66,6 +66,11 @@ export interface ThrottleWorkerOptions {
    * that died before its enqueue is freed within about 2 x submitTimeoutMs + 1 s + this interval.
    */
   repairIntervalMs?: number;
+  /**
+   * Signs callback deliveries (HMAC-SHA256); default: the SLUICE_CALLBACK_SECRET environment variable.
+   * Without one this process delivers no callbacks (another process with the secret does).
+   */
+  callbackSecret?: string;
   /** Backstop walk over busy lanes (every 30 s): members whose slot is older than this and whose job is missing (ms, default 120,000). */
   repairAfterMs?: number;
 }
@@ -107,8 +112,11 @@ export class ThrottleWorker {
     clearInterval(this.repairTimer);
     await this.started.catch(() => undefined);
     await this.dispatching?.dispatcher.release();
+    const throttle = this.dispatching;
     this.dispatching = undefined;
     await this.worker?.close();
+    // Its callback deliveries stop with it (one in flight finishes; the rest wait in Redis for another process).
+    await throttle?.callbacks.close();
   }
 
   private async start(throttle: Throttle): Promise<void> {
@@ -148,6 +156,8 @@ export class ThrottleWorker {
       observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
       void throttle.recordEvent('failed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade, failedReason: job.failedReason, retrying });
     });
+    const secret = o.callbackSecret ?? process.env.SLUICE_CALLBACK_SECRET;
+    if (secret) throttle.callbacks.start(secret);
     const interval = o.repairIntervalMs ?? 2_000;
     if (interval > 0) {
       const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000, (jobId) => throttle.dispatcher.promote(jobId));
@@ -159,6 +169,25 @@ export class ThrottleWorker {
       }, interval);
       this.repairTimer.unref();
     }
+  }
+
+  /** The callback's body (the outcome, as the job's status would show it) and its queued delivery. */
+  private async enqueueCallback(throttle: Throttle, job: Job<JobData>, outcome: 'completed' | 'failed', detail: { result?: unknown; failedReason?: string }): Promise<void> {
+    const body = JSON.stringify({
+      event: `job.${outcome}`,
+      eventId: `${job.id!}.${outcome}`,
+      queue: throttle.name,
+      job: {
+        id: job.id!,
+        state: outcome,
+        attemptsMade: job.attemptsMade + 1,
+        ...(job.data.s !== undefined ? { startsAt: new Date(job.data.s).toISOString() } : {}),
+        submittedAt: new Date(job.timestamp).toISOString(),
+        finishedAt: new Date().toISOString(),
+        ...(outcome === 'completed' ? { result: detail.result ?? null } : { failedReason: detail.failedReason }),
+      },
+    });
+    await throttle.callbacks.enqueue(job.id!, outcome, job.data.cb!, job.data.cbp === 1, body);
   }
 
   private async process(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
@@ -204,9 +233,16 @@ export class ThrottleWorker {
       throw new DelayedError();
     }
     try {
-      return await outcome.result;
+      const result = await outcome.result;
+      // Before BullMQ marks it completed: a crash in between runs the job again, and enqueues again.
+      if (job.data.cb !== undefined) await this.enqueueCallback(throttle, job, 'completed', { result });
+      return result;
     } catch (error) {
-      if (!(error instanceof DeferJob)) throw error;
+      if (!(error instanceof DeferJob)) {
+        const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        if (final && job.data.cb !== undefined) await this.enqueueCallback(throttle, job, 'failed', { failedReason: (error as Error)?.message ?? String(error) });
+        throw error;
+      }
       // The upstream said "later": hold the lane (or the throttle), put the job back at the head of its
       // lane and park it, no attempt used.
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'upstream' });

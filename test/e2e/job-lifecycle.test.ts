@@ -4,6 +4,8 @@
 // an SSE client that never reads is dropped (counted) while the server goes on.
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { verifySignature } from '../../src/callbacks/sign.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil, sampleValue, scrape, startSluice, stopAll, tempDir, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -18,10 +20,14 @@ const HANDLER = `export default async (job) => {
   for (const v of p.progress || []) await job.progress(v);
   if (p.spam) { const pad = 'x'.repeat(p.size); for (let i = 0; i < p.spam; i++) await job.progress({ i, pad }); }
   if (p.hold) await new Promise((r) => setTimeout(r, p.hold));
+  if (p.fail) throw new Error('asked to fail');
   return { done: p.tag ?? null };
 };
 `;
-const RULES = `auth:
+const SECRET = 'whsec-e2e-lifecycle';
+const RULES = `callbacks:
+  allow: ['127.0.0.1', '*.example.com']
+auth:
   tenants:
     acme: { keys: [${sha(ACME)}] }
     globex: { keys: [${sha(GLOBEX)}] }
@@ -59,7 +65,7 @@ beforeAll(async () => {
   const workerConfig = dir.write('worker-rules.yaml', WORKER_RULES);
   [serve, worker] = await Promise.all([
     startSluice('serve', { config, redisUrl: redis.url, readyTimeoutMs: 60_000 }),
-    startSluice('worker', { config: workerConfig, redisUrl: redis.url, readyTimeoutMs: 60_000 }),
+    startSluice('worker', { config: workerConfig, redisUrl: redis.url, readyTimeoutMs: 60_000, env: { SLUICE_CALLBACK_SECRET: SECRET } }),
   ]);
 });
 afterAll(async () => {
@@ -78,8 +84,8 @@ async function call(method: string, path: string, key?: string, body?: unknown) 
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
 }
-async function submit(queue: string, laneKey: string, payload: unknown, key = ACME): Promise<{ id: string; startsAt: string }> {
-  const res = await call('POST', `/v1/queues/${queue}/jobs`, key, { key: laneKey, payload });
+async function submit(queue: string, laneKey: string, payload: unknown, key = ACME, extra: Record<string, unknown> = {}): Promise<{ id: string; startsAt: string }> {
+  const res = await call('POST', `/v1/queues/${queue}/jobs`, key, { key: laneKey, payload, ...extra });
   expect(res.status).toBe(202);
   return res.body as { id: string; startsAt: string };
 }
@@ -219,5 +225,98 @@ describe('SSE: GET .../jobs/:id/events', () => {
     expect(sampleValue(await scrape(serve.url), 'sluice_job_event_streams_dropped_total')).toBe(0);
     stalled.destroy();
     await pollUntil(() => waitsOpen('sse'), (n) => n === 0, 10_000, 50, 'the stalled stream to close with its socket');
+  });
+});
+
+/** A callback receiver on 127.0.0.1: answers each request with the next status of `statuses` (then 200). */
+async function receiver(statuses: number[] = []) {
+  const got: { headers: IncomingHttpHeaders; body: string; at: number; path: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      got.push({ headers: req.headers, body, at: Date.now(), path: req.url ?? '' });
+      const status = statuses.shift() ?? 200;
+      if (status === 302) res.writeHead(302, { location: `/elsewhere` }).end();
+      else res.writeHead(status).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { got, url: `http://127.0.0.1:${port}/hook`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('callbacks: submit with callback_url', () => {
+  it('POSTs the outcome once completed, signed over timestamp.body; the attempt is on the job', async () => {
+    const hook = await receiver();
+    const job = await submit('work', 'cb-ok', { tag: 'cb' }, ACME, { callback_url: hook.url });
+    await pollUntil(async () => hook.got.length, (n) => n === 1, 20_000, 50, 'the callback');
+    const { headers, body, path } = hook.got[0]!;
+    expect(path).toBe('/hook');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['sluice-event-id']).toBe(`${job.id}.completed`);
+    // The receiver's check, as docs/http-api.md shows it.
+    const signature = String(headers['sluice-signature']);
+    expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifySignature(SECRET, body, signature, Math.floor(Date.now() / 1000))).toBe(true);
+    expect(verifySignature('another-secret', body, signature, Math.floor(Date.now() / 1000))).toBe(false);
+    expect(verifySignature(SECRET, body.replace('"cb"', '"cc"'), signature, Math.floor(Date.now() / 1000))).toBe(false);
+    const t = Number(/^t=(\d+)/.exec(signature)![1]);
+    expect(verifySignature(SECRET, body, signature, t + 301)).toBe(false);
+    const sent = JSON.parse(body) as Record<string, any>;
+    expect(sent).toMatchObject({ event: 'job.completed', eventId: `${job.id}.completed`, queue: 'work', job: { id: job.id, state: 'completed', attemptsMade: 1, startsAt: job.startsAt, result: { done: 'cb' } } });
+    const status = await pollUntil(() => call('GET', `/v1/queues/work/jobs/${job.id}`, ACME), (r) => r.body.callback?.attempts?.length === 1, 10_000, 50, 'the attempt record');
+    expect(status.body.callback).toMatchObject({ url: hook.url, delivered: true, attempts: [{ delivered: true, status: 200 }] });
+    await hook.close();
+  });
+
+  it('a receiver answering 500 gets retries with backoff, every attempt recorded; a failed job is called back too', async () => {
+    const hook = await receiver([500, 500]);
+    const job = await submit('work', 'cb-retry', { fail: true }, ACME, { callback_url: hook.url });
+    await pollUntil(async () => hook.got.length, (n) => n === 3, 30_000, 50, 'three attempts');
+    // Exponential backoff from 1 s: the second attempt >= 1 s after the first, the third >= 2 s after the second.
+    expect(hook.got[1]!.at - hook.got[0]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(hook.got[2]!.at - hook.got[1]!.at).toBeGreaterThanOrEqual(2_000);
+    expect(new Set(hook.got.map((g) => g.body)).size).toBe(1);
+    expect(JSON.parse(hook.got[0]!.body)).toMatchObject({ event: 'job.failed', job: { id: job.id, state: 'failed', failedReason: 'asked to fail' } });
+    const status = await pollUntil(() => call('GET', `/v1/queues/work/jobs/${job.id}`, ACME), (r) => r.body.callback?.attempts?.length === 3, 10_000, 50, 'three records');
+    expect(status.body.state).toBe('failed');
+    expect(status.body.callback.delivered).toBe(true);
+    expect(status.body.callback.attempts.map((a: { status: number; delivered: boolean; error?: string }) => [a.status, a.delivered, a.error])).toEqual([
+      [500, false, 'answered 500'],
+      [500, false, 'answered 500'],
+      [200, true, undefined],
+    ]);
+    await hook.close();
+  });
+
+  it('a redirect is not followed: the attempt is recorded as not delivered', async () => {
+    const hook = await receiver([302]);
+    const job = await submit('work', 'cb-redirect', { tag: 'r' }, ACME, { callback_url: hook.url });
+    const status = await pollUntil(() => call('GET', `/v1/queues/work/jobs/${job.id}`, ACME), (r) => r.body.callback?.attempts?.length >= 1, 20_000, 50, 'the first attempt');
+    expect(status.body.callback.attempts[0]).toMatchObject({ status: 302, delivered: false, error: 'redirect not followed' });
+    expect(hook.got.map((g) => g.path)).toEqual(['/hook']);
+    await hook.close();
+  });
+
+  it('an invalid callback_url is 400 naming the field, and takes no place in the lane', async () => {
+    const bad: [string, string][] = [
+      ['ftp://127.0.0.1/x', 'must be http or https, not ftp'],
+      ['not a url', 'not a URL'],
+      ['http://user:pw@127.0.0.1/x', 'must not carry credentials'],
+      ['https://evil.example.org/hook', "host 'evil.example.org' is not in the rules' callbacks.allow list"],
+      ['http://127.0.0.2:9/hook', "host '127.0.0.2' is not in the rules' callbacks.allow list"],
+      ['http://localhost:9/hook', "host 'localhost' is not in the rules' callbacks.allow list"],
+    ];
+    for (const [url, message] of bad) {
+      const res = await call('POST', '/v1/queues/idle/jobs', ACME, { key: 'cb-bad', payload: 1, callback_url: url });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('SLUICE_ERR_INVALID_REQUEST');
+      expect(res.body.issues).toEqual([{ path: 'callback_url', message, code: 'custom' }]);
+    }
+    const ok = await submit('idle', 'cb-bad', 1);
+    expect(ok.id).toMatch(/^j/);
+    const lane = await call('POST', '/v1/queues/idle/jobs', ACME, { key: 'cb-bad', payload: 2 });
+    expect(lane.body.position).toBe(1);
   });
 });

@@ -16,5 +16,20 @@ export function jobView(queue: string, status: JobStatus): Record<string, unknow
     ...(status.state === 'completed' ? { result: status.result ?? null } : {}),
     ...(status.failedReason ? { failedReason: status.failedReason } : {}),
     ...(status.progress !== undefined ? { progress: status.progress } : {}),
+    ...(status.callback
+      ? {
+          callback: {
+            url: status.callback.url,
+            delivered: status.callback.delivered,
+            attempts: status.callback.attempts.map((a) => ({
+              at: new Date(a.atMs).toISOString(),
+              delivered: a.delivered,
+              ...(a.status !== undefined ? { status: a.status } : {}),
+              ...(a.error !== undefined ? { error: a.error } : {}),
+              durationMs: a.durationMs,
+            })),
+          },
+        }
+      : {}),
   };
 }
