@@ -220,8 +220,9 @@ describe('SSE: GET .../jobs/:id/events', () => {
     expect(progress.at(-1)).toBe(599);
     expect(events.at(-2)!.event).toBe('completed');
     expect(events.at(-1)!.data).toMatchObject({ state: 'completed', result: { done: 'spam' } });
-    // The stalled stream is still open (dropped after 30 s of taking nothing: see test/integration/http/job-events.test.ts).
-    expect(await waitsOpen('sse')).toBe(1);
+    // The stalled stream is not dropped (that takes 30 s of its socket taking nothing: see
+    // test/integration/http/job-events.test.ts); with its progress coalesced it may even have ended
+    // normally, its tail in the kernel's buffers.
     expect(sampleValue(await scrape(serve.url), 'sluice_job_event_streams_dropped_total')).toBe(0);
     stalled.destroy();
     await pollUntil(() => waitsOpen('sse'), (n) => n === 0, 10_000, 50, 'the stalled stream to close with its socket');
