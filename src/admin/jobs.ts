@@ -94,13 +94,14 @@ export async function retryJob(throttle: Throttle, jobId: string): Promise<Retry
   const startsAtMs = Math.ceil(reply.startUs / 1000);
   try {
     await job.updateData({ ...job.data, s: startsAtMs });
+    // Before the job can start again, so the stream has it first (a retry that then fails leaves it behind).
+    await throttle.recordEvent('admitted', jobId, { lane, ...(job.data.t !== undefined ? { tenant: job.data.t } : {}), startsAtMs, position: reply.position });
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
   } catch (error) {
     // Not moved back (it was retried or removed meanwhile): the lane units are not its to hold.
     await throttle.gateLanes.release(lane, [laneMember(jobId, cost)]).catch(() => undefined);
     throw error;
   }
-  await throttle.recordEvent('admitted', jobId, { lane, ...(job.data.t !== undefined ? { tenant: job.data.t } : {}), startsAtMs, position: reply.position });
   return { retried: true, startsAtMs, position: reply.position };
 }
 

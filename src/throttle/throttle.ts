@@ -3,6 +3,7 @@
 // parked in the delayed set; the dispatcher (in every worker process) hands each job to the workers
 // just before the start instant it chose, and the worker starts it at that instant.
 import { Queue } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
 import { SluiceError, isSluiceError } from '../errors.js';
 import { withDeadline } from '../redis/deadline.js';
 import { whenReady } from '../redis/connection.js';
@@ -139,8 +140,8 @@ export class Throttle {
   }
 
   /** Appends a transition of `jobId` to the throttle's event stream (never throws). @internal */
-  recordEvent(type: JobEventType, jobId: string, detail: JobEventDetail = {}): Promise<void> {
-    return appendJobEvent(this.ctx.bull().client, this.keys.events, type, jobId, detail);
+  recordEvent(type: JobEventType, jobId: string, detail: JobEventDetail = {}, client: Redis | Cluster = this.ctx.bull().client): Promise<void> {
+    return appendJobEvent(client, this.keys.events, type, jobId, detail);
   }
 
   /**
@@ -234,14 +235,16 @@ export class Throttle {
         return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
       }
       case 'admitted':
+        // Sent on the admission connection just before the job's add, not awaited: Redis runs one
+        // connection's commands in order, so it is in the stream before any worker can start the job,
+        // at no extra round trip. (A submit whose add then fails leaves this event behind.)
+        void this.recordEvent(
+          'admitted',
+          jobId,
+          { lane: laneId, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position },
+          this.ctx.admission().client,
+        );
         await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops);
-        // Not awaited: the submitter's answer does not wait for a notification.
-        void this.recordEvent('admitted', jobId, {
-          lane: laneId,
-          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
-          startsAtMs: Math.ceil(reply.startUs / 1000),
-          position: reply.position,
-        });
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
     }
   }
