@@ -1,10 +1,11 @@
 // Following jobs over HTTP with real `sluice serve` and `sluice worker` processes on a private
 // redis-server: (1) long-poll wake-up latency — from the handler's return (its own Date.now(), in the
 // result) to the long-poll's answer arriving at the client; (2) the same for an SSE stream's
-// `completed` event; (3) the serve process's resident memory while a job reports ~32 MB of progress,
+// `completed` event; (2b) the same for a signed callback POST reaching a receiver; (3) the serve process's resident memory while a job reports ~32 MB of progress,
 // with no stream open and then with 20 SSE clients that never read (sampled from its /metrics).
 //   npx tsx bench/job-lifecycle.ts [--jobs 60] [--stalled 20]
 // Prints one JSON document on stdout; progress on stderr.
+import { createServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -27,6 +28,8 @@ const HANDLER = `export default async (job) => {
 };
 `;
 const RULES = `auth: none
+callbacks:
+  allow: ['127.0.0.1']
 queues:
   - name: work
     rate_per_second: 200
@@ -39,9 +42,9 @@ const redis = await startRedis();
 const dir = tempDir('bench-lifecycle');
 dir.write('run.mjs', HANDLER);
 const config = dir.write('rules.yaml', RULES);
-const [serve, worker] = await Promise.all([startSluice('serve', { config, redisUrl: redis.url, readyTimeoutMs: 60_000 }), startSluice('worker', { config, redisUrl: redis.url, readyTimeoutMs: 60_000 })]);
-const submit = async (lane: string, payload: unknown) => {
-  const res = await fetch(`${serve.url}/v1/queues/work/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: lane, payload }) });
+const [serve, worker] = await Promise.all([startSluice('serve', { config, redisUrl: redis.url, readyTimeoutMs: 60_000 }), startSluice('worker', { config, redisUrl: redis.url, readyTimeoutMs: 60_000, env: { SLUICE_CALLBACK_SECRET: 'bench-secret' } })]);
+const submit = async (lane: string, payload: unknown, extra: Record<string, unknown> = {}) => {
+  const res = await fetch(`${serve.url}/v1/queues/work/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: lane, payload, ...extra }) });
   return ((await res.json()) as { id: string }).id;
 };
 const rss = async () => sampleValue(await scrape(serve.url), 'sluice_process_process_resident_memory_bytes');
@@ -77,6 +80,29 @@ try {
     sse.push(completedAt! - last.result.endAt);
   }
   log(`sse ${JSON.stringify(summary(sse))}`);
+
+  // (2b) callbacks: handler return -> the signed POST arriving at a receiver in this process.
+  const arrivals = new Map<string, number>();
+  const hook = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      const sent = JSON.parse(body) as { job: { id: string; result: { endAt: number } } };
+      arrivals.set(sent.job.id, Date.now() - sent.job.result.endAt);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
+  const callbackIds: string[] = [];
+  for (let i = 0; i < JOBS; i++) {
+    callbackIds.push(await submit(`cb${i}`, { hold: 50 }, { callback_url: hookUrl }));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await pollUntil(async () => arrivals.size, (n) => n === JOBS, 60_000, 100, 'every callback');
+  const callbacks = callbackIds.map((id) => arrivals.get(id)!);
+  hook.close();
+  log(`callbacks ${JSON.stringify(summary(callbacks))}`);
 
   // (3) memory: a job reporting 2,000 progress values of 16 KB (~32 MB through the stream).
   async function spamPhase(stalledClients: number): Promise<Record<string, number>> {
@@ -119,8 +145,9 @@ try {
         machine: { cpus: os.cpus().length, node: process.version },
         longPollWakeUpMs: summary(longPoll),
         sseCompletedEventMs: summary(sse),
+        callbackDeliveryMs: summary(callbacks),
         sseStalledClientsMemory: memory,
-        note: 'latency: handler return (its Date.now()) to the answer / completed event at the client; same machine. memory: serve RSS from its /metrics, sampled every 100 ms while the job reports ~32 MB of progress',
+        note: 'latency: handler return (its Date.now()) to the answer / completed event / callback POST at the client; same machine. memory: serve RSS from its /metrics, sampled every 100 ms while the job reports ~32 MB of progress',
       },
       null,
       2,
