@@ -89,6 +89,8 @@ export class JobEventStream {
   /** Resolves once the running loop knows where the stream ends: subscribers get every entry after that. */
   private positioned: Promise<void> | undefined;
   private closed = false;
+  /** The running loop saw no listeners and is ending. */
+  private exiting = false;
 
   constructor(
     private readonly client: () => Redis | Cluster,
@@ -125,6 +127,9 @@ export class JobEventStream {
       }
     };
     try {
+      // A loop that has just decided to stop (no listeners a moment ago) would not deliver to this
+      // one: wait for it to end; its end starts a new loop, positioned afresh.
+      if (this.exiting) await this.running?.catch(() => undefined);
       this.start();
       await this.positioned;
     } catch (error) {
@@ -153,6 +158,7 @@ export class JobEventStream {
     });
     this.running = this.loop(ready, failed).finally(() => {
       this.running = undefined;
+      this.exiting = false;
       // A subscriber that came while the loop was ending starts it again.
       if (!this.closed && this.listeners > 0) this.start();
     });
@@ -175,7 +181,11 @@ export class JobEventStream {
       return;
     }
     ready();
-    while (!this.closed && this.listeners > 0) {
+    for (;;) {
+      if (this.closed || this.listeners === 0) {
+        this.exiting = true;
+        return;
+      }
       let reply: [string, [string, string[]][]][] | null;
       try {
         reply = (await reader.xread('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', this.key, last)) as [string, [string, string[]][]][] | null;
