@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   SLUICE_ERR_UNAUTHORIZED: { httpStatus: 401, help: 'The request has no valid API key (or admin token); send Authorization: Bearer <key> or X-API-Key.' },
   SLUICE_ERR_CONFLICT: { httpStatus: 409, help: 'The job is not in a state the action applies to (a started job cannot be cancelled, only a failed job retried); the answer says its state.' },
   SLUICE_ERR_DRAINING: { httpStatus: 503, help: 'The queue is draining: new submits are refused while queued work finishes (an operator undrains it).' },
+  SLUICE_ERR_JOB_FAILED: { httpStatus: 500, help: 'waitForResult(): the job failed for good; details give its failedReason and attemptsMade.' },
+  SLUICE_ERR_WAIT_TIMEOUT: { httpStatus: 504, help: 'waitForResult(): the job had not finished when timeoutMs passed; details give its state.' },
   SLUICE_ERR_INTERNAL: { httpStatus: 500, help: 'An unexpected failure inside the HTTP service; the server log has the cause.' },
 } as const;
 

@@ -49,11 +49,24 @@ export async function cancelJob(scripts: ScriptRegistry, redis: RedisClient, thr
     const keys = [k.lane(lane), k.laneQueue(lane), k.busy, k.waiting, base, `${base}:lock`];
     keys.push(`${q}delayed`, `${q}wait`, `${q}paused`, `${q}prioritized`, `${q}completed`, `${q}failed`, `${q}events`, k.ready);
     const reply = (await scripts.runPositional('admin-cancel', keys, ['', jobId, lane, tenant ?? ''])) as (string | number)[];
-    if (reply[0] === 1) return { cancelled: true, freedUnits: Number(reply[1]), previousState: String(reply[2]) };
+    if (reply[0] === 1) {
+      await throttle.recordEvent('cancelled', jobId, { lane, ...ownerOf(raw) });
+      return { cancelled: true, freedUnits: Number(reply[1]), previousState: String(reply[2]) };
+    }
     // 'moved': the job was re-read between our read and the script (it cannot change lanes today); read again.
     if (reply[1] !== 'moved') return { cancelled: false, state: reply[1] as 'missing' | 'active' | 'completed' | 'failed' };
   }
   return { cancelled: false, state: 'missing' };
+}
+
+/** The tenant named in a job's data, for its events. */
+function ownerOf(raw: string): { tenant?: string } {
+  try {
+    const data = JSON.parse(raw) as Partial<JobData>;
+    return typeof data.t === 'string' ? { tenant: data.t } : {};
+  } catch {
+    return {};
+  }
 }
 
 function laneOf(raw: string): string | undefined {
@@ -81,6 +94,8 @@ export async function retryJob(throttle: Throttle, jobId: string): Promise<Retry
   const startsAtMs = Math.ceil(reply.startUs / 1000);
   try {
     await job.updateData({ ...job.data, s: startsAtMs });
+    // Before the job can start again, so the stream has it first (a retry that then fails leaves it behind).
+    await throttle.recordEvent('admitted', jobId, { lane, ...(job.data.t !== undefined ? { tenant: job.data.t } : {}), startsAtMs, position: reply.position });
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
   } catch (error) {
     // Not moved back (it was retried or removed meanwhile): the lane units are not its to hold.

@@ -1,5 +1,6 @@
 // The composition root: wires Redis, the rules watcher, metrics, the HTTP listener and the queue
 // workers of one process, and shuts them down in order on SIGTERM/SIGINT.
+import type { LiveWaits } from '../http/live/live-waits.js';
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { SluiceError } from '../errors.js';
@@ -68,6 +69,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
   let watcher: RulesWatcher | undefined;
   let server: Server | undefined;
   let appLocals: { closeStreams?: () => void } | undefined;
+  let liveWaits: LiveWaits | undefined;
   let address: Runtime['address'];
   let control: ControlPlane | undefined;
 
@@ -107,6 +109,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         ...(config.adminToken ? { adminToken: config.adminToken } : {}),
       });
       appLocals = app.locals as { closeStreams?: () => void };
+      liveWaits = app.locals.liveWaits as LiveWaits | undefined;
       server = await new Promise<Server>((resolve, reject) => {
         const s = createServer(slowClientOptions(config), app);
         s.keepAliveTimeout = config.keepAliveTimeoutMs;
@@ -166,6 +169,8 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         s.closeIdleConnections();
         // Open dashboard streams never finish by themselves: end them (the browser reconnects elsewhere).
         appLocals?.closeStreams?.();
+        // Long-polls answer now and event streams end: they would otherwise hold the close open.
+        liveWaits?.abortAll();
         await stopped;
       }
       watcher?.close();

@@ -1,4 +1,4 @@
-// createApp(deps): the express app — submit, job status and cancel, decision service, the admin API
+// createApp(deps): the express app — submit, job status (long-poll) and cancel, job events (SSE), decision service, the admin API
 // and its dashboard (/ui), the OpenAPI document, health and metrics. It never listens: tests drive it in-process (supertest)
 // and `sluice serve` puts it on a port.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -18,6 +18,8 @@ import { uiRoutes } from './ui/routes.js';
 import { RuleLimiters } from './rule-decisions.js';
 import { openApiRoute } from './openapi/route.js';
 import { RedisOutageLog } from './redis-outage-log.js';
+import { jobEventsRoute } from './routes/job-events.js';
+import { LiveWaits } from './live/live-waits.js';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -28,6 +30,9 @@ export function createApp(deps: AppDeps): Express {
   const admin = adminContext(deps, throttles);
   const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
   const outage = new RedisOutageLog(deps.logger);
+  const waits = new LiveWaits(deps.metrics);
+  // `sluice serve` ends them all when it shuts down (app.locals: the runtime loads this module lazily).
+  app.locals.liveWaits = waits;
   // A route marks the answers Redis gave (markRedisAnswered): the first after an outage ends it in the log.
   app.use((_req: Request, res: Response, next: NextFunction) => {
     res.once('finish', () => {
@@ -38,7 +43,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(healthRoutes(deps));
   app.use(openApiRoute());
   app.use(submitRoute(deps, throttles, admin.cache));
-  app.use(jobStatusRoute(deps, throttles));
+  app.use(jobStatusRoute(deps, throttles, waits));
+  app.use(jobEventsRoute(deps, throttles, waits));
   app.use(jobCancelRoute(deps, throttles, admin.scripts));
   app.use(decisionsRoute(deps, limiters));
   const stream = new FigureStream(admin);

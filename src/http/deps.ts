@@ -24,6 +24,8 @@ export interface AppDeps {
    * everyone in, so a reload that drops the section closes the service. Default false (in-process apps).
    */
   requireAuth?: boolean;
+  /** How long an SSE client's socket may take nothing before the stream is dropped (ms, default 30,000). */
+  sseStallMs?: number;
   /** The process's control cache (drain, pause, overrides), already started; absent: the app makes its own. @internal */
   control?: ControlCache;
 }

@@ -11,6 +11,8 @@ export const submitBodySchema = z
     cost: z.number().int().positive().optional(),
     /** The same key submitted twice is admitted once. */
     idempotencyKey: z.string().min(1).max(256).optional(),
+    /** POST the outcome here once the job completed or failed for good (host in the rules' callbacks.allow). */
+    callback_url: z.string().min(1).max(2048).optional(),
   })
   .strict();
 export type SubmitBody = z.infer<typeof submitBodySchema>;
@@ -40,3 +42,14 @@ export const releaseBodySchema = z
   })
   .strict();
 export type ReleaseBody = z.infer<typeof releaseBodySchema>;
+
+/** GET /v1/queues/:queue/jobs/:id: `?wait=<seconds>` long-polls (0 to 30; larger is clamped to 30). */
+export const jobStatusQuerySchema = z
+  .object({
+    // Digits with an optional fraction: '' and ' ' (which a plain coercion reads as 0) are refused too.
+    wait: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/, 'a number of seconds >= 0')
+      .transform(Number)
+      .optional(),
+  });

@@ -1,7 +1,7 @@
 // Prometheus instruments (prom-client) for limiters, throttles and the HTTP layer. Labels are
 // bounded: rule names and queue names come from configuration, outcomes from a fixed set; never a
 // key, an identity or an IP.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Algorithm } from '../limiters/policy.js';
 import type { DecisionOutcome } from '../limiters/limiter.js';
 import type { IgnoreReason, SubmitOutcome, UpstreamEvent } from '../throttle/observer.js';
@@ -28,6 +28,8 @@ export class Metrics {
   private readonly upstreamIgnored: Counter<'queue' | 'reason'>;
   private readonly costReconciled: Counter<'queue' | 'direction'>;
   private readonly rulesReloads: Counter<'result'>;
+  private readonly waitsOpen: Gauge<'kind'>;
+  private readonly streamsDropped: Counter;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     this.registry = options.registry ?? new Registry();
@@ -68,6 +70,8 @@ export class Metrics {
     this.upstreamIgnored = counter('sluice_upstream_headers_ignored_total', 'Upstream rate-limit header values not used (malformed, negative, absurd, ...), or capped', ['queue', 'reason']);
     this.costReconciled = counter('sluice_cost_reconciled_units_total', "Cost units charged or refunded after jobs reported an actual cost other than their admitted one", ['queue', 'direction']);
     this.rulesReloads = counter('sluice_rules_reloads_total', 'Rules file reloads by result', ['result']);
+    this.waitsOpen = new Gauge({ name: 'sluice_job_waits_open', help: 'HTTP requests held open for a job: long-polls (?wait=) and SSE event streams', labelNames: ['kind'], registers: [this.registry] });
+    this.streamsDropped = counter('sluice_job_event_streams_dropped_total', 'SSE job event streams closed because the client did not read (its buffer passed the bound)', []);
   }
 
   /** One decision of a rule (or a queue submit) as the HTTP layer saw it. */
@@ -133,6 +137,20 @@ export class Metrics {
 
   onRepair(event: { queue: string; units: number }): void {
     this.repairs.inc({ queue: event.queue }, event.units);
+  }
+
+  /** A long-poll or an SSE stream began (HTTP). */
+  onWaitOpened(kind: 'long_poll' | 'sse'): void {
+    this.waitsOpen.inc({ kind });
+  }
+
+  onWaitClosed(kind: 'long_poll' | 'sse'): void {
+    this.waitsOpen.dec({ kind });
+  }
+
+  /** An SSE client that did not read was disconnected. */
+  onEventStreamDropped(): void {
+    this.streamsDropped.inc();
   }
 
   /** The Prometheus text exposition. */

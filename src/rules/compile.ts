@@ -42,6 +42,8 @@ export interface Rules {
   readonly http: HttpRules | undefined;
   /** Throttled queues, in file order. */
   readonly queues: readonly QueueRule[];
+  /** The `callbacks:` section: hosts a submit's callback_url may name (absent: callbacks refused). */
+  readonly callbacks?: { readonly hosts: readonly string[] };
   /** The `response_headers:` section: which rate-limit header sets to send (empty: the defaults). */
   readonly responseHeaders: HeaderSelection;
   /** The `auth:` section: `none`, or the tenants' key digests; undefined when the file has no such section. @internal */
@@ -129,6 +131,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     http: http?.rules,
     queues,
     responseHeaders: headerSelectionOf(spec.response_headers),
+    ...(spec.callbacks ? { callbacks: { hosts: spec.callbacks.allow.map((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1')) } } : {}),
     auth: ctx.auth,
     queue: (name: string) => queueByName.get(name),
     matchDescriptor,

@@ -16,6 +16,21 @@ export const rulesFileSchema = z
     queues: z.array(queueSchema).optional(),
     /** Who may call: API keys per tenant (as hashes), or `none`. `sluice serve` needs this section. */
     auth: authSchema.optional(),
+    /** Which hosts a submit's `callback_url` may name (exact names or IPs, or `*.domain`). */
+    callbacks: z
+      .object({
+        allow: z
+          .array(
+            z
+              .string()
+              .min(1)
+              .max(253)
+              .regex(/^(\*\.)?[A-Za-z0-9.:_-]+$/, 'a host name, an IP address, or *.domain'),
+          )
+          .max(1000),
+      })
+      .strict()
+      .optional(),
     /** Which rate-limit header sets responses carry (every one on by default, IETF draft-11). */
     response_headers: z
       .object({
@@ -43,7 +58,7 @@ export function rulesErrorMap(issue: {
   if (issue.code === 'invalid_key') return `bad name '${String(issue.input)}': ${issue.issues?.[0]?.message ?? 'invalid'}`;
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required field is missing';
-  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth and/or response_headers';
+  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth, callbacks and/or response_headers';
   const got = issue.input === null ? 'null' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
   return `expected ${issue.expected === 'object' ? 'a mapping' : issue.expected === 'array' ? 'a list' : issue.expected}, got ${got}`;
 }

@@ -15,6 +15,8 @@ export interface JobStatus {
   result?: unknown;
   /** The last failure's message, when failed (or retrying). */
   failedReason?: string;
+  /** The last progress its handler reported (`job.progress(value)`); absent until one other than 0 (BullMQ's initial value). */
+  progress?: unknown;
   submittedAtMs: number;
   startedAtMs?: number;
   finishedAtMs?: number;
@@ -25,6 +27,8 @@ export interface JobStatus {
   /** The lane it was admitted into. */
   lane?: string;
   cost?: number;
+  /** The callback URL it was submitted with, and every delivery attempt so far. */
+  callback?: { url: string; delivered: boolean; attempts: { atMs: number; status?: number; error?: string; durationMs: number; delivered: boolean }[] };
 }
 
 /** The data sluice stores in each BullMQ job. Short names: it is stored once per queued job. */
@@ -41,6 +45,10 @@ export interface JobData {
   t?: string;
   /** The plan it was admitted under (absent: the throttle's own settings). */
   pl?: string;
+  /** Callback URL: its outcome is POSTed there (signed) once finished. */
+  cb?: string;
+  /** 1: the callback's host was listed exactly, so a private address is allowed. */
+  cbp?: 1;
 }
 
 const STATES: Record<string, JobState> = {
@@ -70,5 +78,6 @@ export function jobStatusOf(job: Job<JobData>, bullState: string): JobStatus {
   if (job.finishedOn) status.finishedAtMs = job.finishedOn;
   if (status.state === 'completed') status.result = job.returnvalue;
   if (job.failedReason) status.failedReason = job.failedReason;
+  if (job.progress !== undefined && job.progress !== 0) status.progress = job.progress;
   return status;
 }

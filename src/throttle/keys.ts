@@ -26,6 +26,8 @@ export class ThrottleKeys {
   readonly wake: string;
   /** `lanePrefix + laneId` is a lane's key (the dispatcher builds lane keys from it). */
   readonly lanePrefix: string;
+  /** Job transitions (admitted, started, ... progress): a stream capped with MAXLEN ~ (events.ts). */
+  readonly events: string;
 
   constructor(private readonly keys: KeyBuilder, readonly name: string) {
     this.tag = keys.throttleTag(name);
@@ -39,6 +41,7 @@ export class ThrottleKeys {
     this.dispatched = `${this.tag}:disp`;
     this.wake = `${this.tag}:wake`;
     this.lanePrefix = `${this.tag}:l:`;
+    this.events = `${this.tag}:ev`;
   }
 
   /** The lane id of a key: the key itself when short and safe, else its hash (never a raw secret). */
@@ -58,6 +61,11 @@ export class ThrottleKeys {
   /** A lane's members handed out again after a worker sent them back -> the lane key they keep (lua/includes/lane.lua). */
   laneBack(laneId: string): string {
     return `${this.lanePrefix}${laneId}:k`;
+  }
+
+  /** The delivery attempts of a job's callback (a list of JSON records, kept 7 days). */
+  callbackAttempts(jobId: string): string {
+    return `${this.tag}:cba:${jobId}`;
   }
 
   laneQueue(laneId: string): string {

@@ -3,6 +3,7 @@
 // parked in the delayed set; the dispatcher (in every worker process) hands each job to the workers
 // just before the start instant it chose, and the worker starts it at that instant.
 import { Queue } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
 import { SluiceError, isSluiceError } from '../errors.js';
 import { withDeadline } from '../redis/deadline.js';
 import { whenReady } from '../redis/connection.js';
@@ -19,6 +20,9 @@ import { checkPayload } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
+import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
+import { waitForJob } from './wait.js';
+import { Callbacks } from './callbacks.js';
 
 export interface SubmitOptions extends IdentityOptions {
   /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
@@ -31,6 +35,13 @@ export interface SubmitOptions extends IdentityOptions {
   tenant?: string;
   /** The plan whose lane settings apply (one of the config's plans; else the default plan). */
   plan?: string;
+  /**
+   * POST the job's outcome here (signed, retried) once it completed or failed for good. Not checked
+   * against an allow-list here (the HTTP layer does that): only its addresses, at each delivery —
+   * loopback, link-local and private ones are refused unless `callbackPrivateAllowed`.
+   */
+  callbackUrl?: string;
+  callbackPrivateAllowed?: boolean;
 }
 
 export type SubmitResult =
@@ -76,6 +87,8 @@ export class Throttle {
   private ready: Promise<void> | undefined;
   private dispatcherCache: Dispatcher | undefined;
   private upstreamCache: UpstreamLearner | undefined;
+  private eventsCache: JobEventStream | undefined;
+  private callbacksCache: Callbacks | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
@@ -108,6 +121,56 @@ export class Throttle {
   get dispatcher(): Dispatcher {
     this.dispatcherCache ??= new Dispatcher({ lanes: this.gateLanes, keys: this.keys, client: this.ctx.bull().client, horizonUs: this.timing.leadUs });
     return this.dispatcherCache;
+  }
+
+  /**
+   * The throttle's job transitions (admitted, started, deferred, completed, failed, cancelled,
+   * progress), read from Redis: every process's submits and workers, not only this one's.
+   * `events.subscribe(listener, { jobId })` calls `listener` for each event from then on.
+   */
+  get events(): JobEventStream {
+    this.eventsCache ??= new JobEventStream(() => this.ctx.bull().client, this.keys.events);
+    return this.eventsCache;
+  }
+
+  /** The throttle's callback deliveries. @internal */
+  get callbacks(): Callbacks {
+    this.callbacksCache ??= new Callbacks(this.keys, () => this.ctx.bull().client);
+    return this.callbacksCache;
+  }
+
+  /** Appends a transition of `jobId` to the throttle's event stream (never throws). @internal */
+  recordEvent(type: JobEventType, jobId: string, detail: JobEventDetail = {}, client: Redis | Cluster = this.ctx.bull().client): Promise<void> {
+    return appendJobEvent(client, this.keys.events, type, jobId, detail);
+  }
+
+  /**
+   * Waits until `jobId` is finished (completed, or failed for good) or `timeoutMs` passes, and returns
+   * its status then (still queued or active when the wait ended first); null when the job is unknown,
+   * was cancelled, or is not `tenant`'s. Woken by the job's events; its status is read again every few
+   * seconds too, so a lost event only delays the answer.
+   */
+  waitForJob(jobId: string, options: { timeoutMs: number; tenant?: string; signal?: AbortSignal }): Promise<JobStatus | null> {
+    return waitForJob(this, jobId, options);
+  }
+
+  /**
+   * Resolves with the result of `jobId` once it completed; rejects with SLUICE_ERR_JOB_FAILED (details:
+   * failedReason, attemptsMade) when it failed for good, SLUICE_ERR_WAIT_TIMEOUT when `timeoutMs` passed
+   * first (details: state), and SLUICE_ERR_NOT_FOUND when the job is unknown or was cancelled.
+   */
+  async waitForResult<R = unknown>(jobId: string, options: { timeoutMs: number; tenant?: string }): Promise<R> {
+    const status = await this.waitForJob(jobId, options);
+    if (!status) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `throttle '${this.name}': no job '${jobId}' (unknown, cancelled, or removed after its retention)`);
+    if (status.state === 'completed') return status.result as R;
+    if (status.state === 'failed') {
+      throw new SluiceError('SLUICE_ERR_JOB_FAILED', `throttle '${this.name}': job '${jobId}' failed: ${status.failedReason ?? 'no reason given'}`, {
+        details: { failedReason: status.failedReason, attemptsMade: status.attemptsMade },
+      });
+    }
+    throw new SluiceError('SLUICE_ERR_WAIT_TIMEOUT', `throttle '${this.name}': job '${jobId}' is still ${status.state} after ${options.timeoutMs} ms`, {
+      details: { state: status.state },
+    });
   }
 
   /** Sets a lane's pacing to its current limits (after an operator's override changed them). @internal */
@@ -165,14 +228,23 @@ export class Throttle {
       case 'queued-duplicate':
         // The first submit may have died (or timed out) between its admission and its enqueue: adding
         // the job again under the same id is a no-op when it exists and repairs the lane when it does not.
-        await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops, false);
+        await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops, false);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
       case 'finished-duplicate': {
         const job = await this.queue!.getJob(jobId);
         return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
       }
       case 'admitted':
-        await this.enqueue(laneId, jobId, cost, payload, reply, owner(options.tenant, plan), drops);
+        // Sent on the admission connection just before the job's add, not awaited: Redis runs one
+        // connection's commands in order, so it is in the stream before any worker can start the job,
+        // at no extra round trip. (A submit whose add then fails leaves this event behind.)
+        void this.recordEvent(
+          'admitted',
+          jobId,
+          { lane: laneId, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position },
+          this.ctx.admission().client,
+        );
+        await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops);
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
     }
   }
@@ -211,7 +283,12 @@ export class Throttle {
       job = await this.queue!.getJob(jobId);
       if (!job) return null;
     }
-    return jobStatusOf(job, state);
+    const status = jobStatusOf(job, state);
+    if (job.data?.cb !== undefined) {
+      const attempts = await this.callbacks.attempts(jobId);
+      status.callback = { url: job.data.cb, delivered: attempts.some((a) => a.delivered), attempts };
+    }
+    return status;
   }
 
   /** The state of `key`'s lane. */
@@ -278,6 +355,8 @@ export class Throttle {
   }
 
   async close(): Promise<void> {
+    await this.eventsCache?.close();
+    await this.callbacksCache?.close();
     await this.dispatcherCache?.close();
     await this.queue?.close();
   }
@@ -289,7 +368,7 @@ export class Throttle {
     cost: number,
     payload: unknown,
     reply: { startUs: number; nowUs: number },
-    owned: { t?: string; pl?: string },
+    owned: Pick<JobData, 't' | 'pl' | 'cb' | 'cbp'>,
     dropsAtAdmission: number,
     ownsAdmission = true,
   ) {
@@ -375,6 +454,12 @@ export class Throttle {
 /** The job data fields naming its tenant and plan (absent when none: old jobs and the library without tenants). */
 function owner(tenant: string | undefined, plan: string | undefined): { t?: string; pl?: string } {
   return { ...(tenant !== undefined ? { t: tenant } : {}), ...(plan !== undefined ? { pl: plan } : {}) };
+}
+
+/** The job data fields of a callback (absent without one). */
+function callbackOf(options: SubmitOptions): Pick<JobData, 'cb' | 'cbp'> {
+  if (options.callbackUrl === undefined) return {};
+  return { cb: options.callbackUrl, ...(options.callbackPrivateAllowed ? { cbp: 1 as const } : {}) };
 }
 
 function nowArg(nowMs: number | undefined): string {

@@ -26,8 +26,13 @@ export interface ThrottledJob<P = unknown> {
   attemptsMade: number;
   /** The reserved start instant (epoch ms, Redis time). */
   slotMs: number;
-  /** The underlying BullMQ job (progress, logs). */
+  /** The underlying BullMQ job (logs). */
   raw: Job<JobData>;
+  /**
+   * Reports the handler's progress (a number, string, boolean or object): stored on the job (its
+   * status shows the last one) and appended to the throttle's events as a `progress` event.
+   */
+  progress(value: number | string | boolean | object): Promise<void>;
   /**
    * Tells the throttle what the upstream said about its limit after this job's call: its budget
    * (`remaining` of `limit` until `resetMs`), a wait it asked for (`retryAfterMs`), a refusal
@@ -68,6 +73,11 @@ export interface ThrottleWorkerOptions {
    * that died before its enqueue is freed within about 2 x submitTimeoutMs + 1 s + this interval.
    */
   repairIntervalMs?: number;
+  /**
+   * Signs callback deliveries (HMAC-SHA256); default: the SLUICE_CALLBACK_SECRET environment variable.
+   * Without one this process delivers no callbacks (another process with the secret does).
+   */
+  callbackSecret?: string;
   /** Backstop walk over busy lanes (every 30 s): members whose slot is older than this and whose job is missing (ms, default 120,000). */
   repairAfterMs?: number;
 }
@@ -109,8 +119,11 @@ export class ThrottleWorker {
     clearInterval(this.repairTimer);
     await this.started.catch(() => undefined);
     await this.dispatching?.dispatcher.release();
+    const throttle = this.dispatching;
     this.dispatching = undefined;
     await this.worker?.close();
+    // Its callback deliveries stop with it (one in flight finishes; the rest wait in Redis for another process).
+    await throttle?.callbacks.close();
   }
 
   private async start(throttle: Throttle): Promise<void> {
@@ -139,14 +152,19 @@ export class ThrottleWorker {
     throttle.dispatcher.acquire();
     this.dispatching = throttle;
     const observer = this.ctx.observer;
-    this.worker.on('completed', (job) =>
-      observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) }),
-    );
+    // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
+    this.worker.on('completed', (job) => {
+      observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) });
+      void throttle.recordEvent('completed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade });
+    });
     this.worker.on('failed', (job) => {
       if (!job) return;
       const retrying = job.attemptsMade < (job.opts.attempts ?? 1);
       observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
+      void throttle.recordEvent('failed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade, failedReason: job.failedReason, retrying });
     });
+    const secret = o.callbackSecret ?? process.env.SLUICE_CALLBACK_SECRET;
+    if (secret) throttle.callbacks.start(secret);
     const interval = o.repairIntervalMs ?? 2_000;
     if (interval > 0) {
       const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000, (jobId) => throttle.dispatcher.promote(jobId));
@@ -158,6 +176,25 @@ export class ThrottleWorker {
       }, interval);
       this.repairTimer.unref();
     }
+  }
+
+  /** The callback's body (the outcome, as the job's status would show it) and its queued delivery. */
+  private async enqueueCallback(throttle: Throttle, job: Job<JobData>, outcome: 'completed' | 'failed', detail: { result?: unknown; failedReason?: string }): Promise<void> {
+    const body = JSON.stringify({
+      event: `job.${outcome}`,
+      eventId: `${job.id!}.${outcome}`,
+      queue: throttle.name,
+      job: {
+        id: job.id!,
+        state: outcome,
+        attemptsMade: job.attemptsMade + 1,
+        ...(job.data.s !== undefined ? { startsAt: new Date(job.data.s).toISOString() } : {}),
+        submittedAt: new Date(job.timestamp).toISOString(),
+        finishedAt: new Date().toISOString(),
+        ...(outcome === 'completed' ? { result: detail.result ?? null } : { failedReason: detail.failedReason }),
+      },
+    });
+    await throttle.callbacks.enqueue(job.id!, outcome, job.data.cb!, job.data.cbp === 1, body);
   }
 
   private async process(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
@@ -197,6 +234,8 @@ export class ThrottleWorker {
           const late = performance.now() - slotLocalMs;
           if (late > headroomMs) throw new LateSend(late, headroomMs);
         };
+        // Sent before the handler runs, so it precedes the handler's progress events in the stream.
+        void throttle.recordEvent('started', job.id!, { ...whose(job), attemptsMade: job.attemptsMade + 1 });
         try {
           const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
             if (report.cost !== undefined) await reconcile(report.cost);
@@ -204,7 +243,11 @@ export class ThrottleWorker {
             this.ctx.observer?.onUpstream?.({ queue: throttle.name, event: outcome.event, ignored: report.ignored ?? [] });
             return outcome;
           };
-          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream, assertOnTime }));
+          const progress = async (value: number | string | boolean | object) => {
+            await job.updateProgress(value);
+            await throttle.recordEvent('progress', job.id!, { ...whose(job), progress: value });
+          };
+          return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream, assertOnTime, progress }));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -218,12 +261,20 @@ export class ThrottleWorker {
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
+      void throttle.recordEvent('deferred', job.id!, { ...whose(job), reason: 'rate' });
       throw new DelayedError();
     }
     try {
-      return await outcome.result;
+      const result = await outcome.result;
+      // Before BullMQ marks it completed: a crash in between runs the job again, and enqueues again.
+      if (job.data.cb !== undefined) await this.enqueueCallback(throttle, job, 'completed', { result });
+      return result;
     } catch (error) {
-      if (!(error instanceof DeferJob)) throw error;
+      if (!(error instanceof DeferJob)) {
+        const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        if (final && job.data.cb !== undefined) await this.enqueueCallback(throttle, job, 'failed', { failedReason: (error as Error)?.message ?? String(error) });
+        throw error;
+      }
       // The upstream said "later": hold the lane (or the throttle), put the job back at the head of its
       // lane and park it, no attempt used. A call that would have left too late holds nothing: it only
       // goes back, at its place, for a new start.
@@ -232,11 +283,17 @@ export class ThrottleWorker {
       if (!late) await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
+      void throttle.recordEvent('deferred', job.id!, { ...whose(job), reason: late ? 'rate' : 'upstream', delayMs: error.delayMs });
       throw new DelayedError();
     } finally {
       this.handlerSlots.release();
     }
   }
+}
+
+/** The lane and tenant an event of `job` names. */
+function whose(job: Job<JobData>): { lane: string; tenant?: string } {
+  return { lane: job.data.l, ...(job.data.t !== undefined ? { tenant: job.data.t } : {}) };
 }
 
 /** A handler's report to the learner; a Redis failure is returned, never thrown (the call was made: a retry would repeat it). */

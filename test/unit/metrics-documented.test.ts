@@ -26,6 +26,7 @@ const DEFER_REASONS: Record<DeferReason, true> = { rate: true, upstream: true };
 const UPSTREAM_EVENTS: Record<UpstreamEvent, true> = { budget: true, throttled: true, ok: true, ignored: true };
 const IGNORE_REASONS: Record<IgnoreReason, true> = { malformed: true, negative: true, absurd: true, inconsistent: true, in_the_past: true, capped: true };
 const RELOAD_RESULTS: Record<Parameters<Metrics['recordRulesReload']>[0], true> = { applied: true, refused: true };
+const WAIT_KINDS: Record<Parameters<Metrics['onWaitOpened']>[0], true> = { long_poll: true, sse: true };
 const keys = <K extends string>(r: Record<K, true>) => Object.keys(r) as K[];
 
 /** A Metrics instance that has emitted every label value it can. */
@@ -44,6 +45,8 @@ async function everySeries(): Promise<Map<string, Map<string, Set<string>>>> {
   m.onRepair({ queue: 'orders', units: 1 });
   for (const event of keys(UPSTREAM_EVENTS)) m.onUpstream({ queue: 'orders', event, ignored: keys(IGNORE_REASONS).map((reason) => ({ header: 'RateLimit', reason })) });
   for (const result of keys(RELOAD_RESULTS)) m.recordRulesReload(result);
+  for (const kind of keys(WAIT_KINDS)) m.onWaitOpened(kind);
+  m.onEventStreamDropped();
   // metric name -> label name -> values seen
   const out = new Map<string, Map<string, Set<string>>>();
   for (const metric of await m.registry.getMetricsAsJSON()) {

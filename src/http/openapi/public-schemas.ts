@@ -45,6 +45,16 @@ export const jobStatusSchema = z.object({
   finishedAt: iso.optional(),
   result: z.unknown().optional(),
   failedReason: z.string().optional(),
+  /** The last progress its handler reported (job.progress(value)). */
+  progress: z.unknown().optional(),
+  /** Its callback_url and every delivery attempt (at, delivered, status or error, durationMs). */
+  callback: z
+    .object({
+      url: z.string(),
+      delivered: z.boolean(),
+      attempts: z.array(z.object({ at: iso, delivered: z.boolean(), status: z.number().int().optional(), error: z.string().optional(), durationMs: z.number() })),
+    })
+    .optional(),
 });
 
 const entry = z.object({ key: z.string(), value: z.string() });

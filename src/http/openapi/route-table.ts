@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { cancelResponseSchema } from '../admin/schemas.js';
 import * as admin from '../admin/schemas.js';
-import { decisionBodySchema, releaseBodySchema, submitBodySchema } from '../schemas.js';
+import { decisionBodySchema, jobStatusQuerySchema, releaseBodySchema, submitBodySchema } from '../schemas.js';
 import * as pub from './public-schemas.js';
 
 export type Auth = 'none' | 'tenant' | 'admin';
@@ -36,7 +36,8 @@ export const ROUTES: readonly RouteDoc[] = [
     method: 'post', path: '/v1/queues/:queue/jobs', summary: "Submit a job into its key's lane", tag: 'jobs', auth: 'tenant', params: pub.queueParams, body: submitBodySchema,
     responses: { 202: { description: 'admitted', schema: pub.submittedSchema }, 400: err('invalid body'), ...tenantErrors, 413: err('body or payload too large'), 415: err('not application/json'), 429: { description: 'the lane is full or the wait too long (Retry-After)', schema: pub.refusalSchema }, 503: err('the queue is draining (reason `draining`) or Redis is unavailable') },
   },
-  { method: 'get', path: '/v1/queues/:queue/jobs/:id', summary: "A job's state, result or failure", tag: 'jobs', auth: 'tenant', params: pub.jobParams, responses: { 200: { description: 'the job', schema: pub.jobStatusSchema }, ...tenantErrors } },
+  { method: 'get', path: '/v1/queues/:queue/jobs/:id', summary: "A job's state, result or failure; ?wait= long-polls until it is finished (at most 30 s)", tag: 'jobs', auth: 'tenant', params: pub.jobParams, query: jobStatusQuerySchema, responses: { 200: { description: 'the job (when the wait ended first, as it is then)', schema: pub.jobStatusSchema }, 400: err('wait is not a number >= 0'), ...tenantErrors } },
+  { method: 'get', path: '/v1/queues/:queue/jobs/:id/events', summary: "A job's transitions as Server-Sent Events (state, admitted, started, deferred, progress, completed, failed, cancelled)", tag: 'jobs', auth: 'tenant', params: pub.jobParams, responses: { 200: { description: 'an event stream; it ends after the job is finished', contentType: 'text/event-stream' }, ...tenantErrors } },
   { method: 'delete', path: '/v1/queues/:queue/jobs/:id', summary: 'Cancel a queued job (its lane units are freed)', tag: 'jobs', auth: 'tenant', params: pub.jobParams, responses: { 200: { description: 'cancelled', schema: cancelResponseSchema }, ...tenantErrors, 409: err('the job has started or finished (state says which)') } },
   { method: 'post', path: '/v1/decisions', summary: 'Decide the descriptors of a call (Envoy style)', tag: 'decisions', auth: 'tenant', body: decisionBodySchema, responses: { 200: { description: 'the statuses', schema: pub.decisionResponseSchema }, 400: err('invalid body'), ...tenantErrors } },
   { method: 'post', path: '/v1/decisions/release', summary: "Give back a concurrency rule's lease", tag: 'decisions', auth: 'tenant', body: releaseBodySchema, responses: { 200: { description: 'released or not', schema: pub.releaseResponseSchema }, 400: err('invalid body'), ...tenantErrors } },

@@ -17,6 +17,7 @@ import type { QueueRule } from '../../rules/index.js';
 import type { ControlCache } from '../../admin/control-cache.js';
 import type { Tenant } from '../../auth/tenant-keys.js';
 import { tenantAuth, tenantOf } from '../tenant-auth.js';
+import { checkCallbackUrl } from '../../callbacks/allow.js';
 
 export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: ControlCache): Router {
   const router = Router();
@@ -37,6 +38,17 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: C
         details: [{ path: queue.key.type === 'body' ? 'key' : '(request)', message: `required: the lane key (${describeSource(queue)})`, code: 'invalid_type' }],
       });
     }
+    // Checked before admission: a refused callback takes no place in the lane.
+    let callback: { callbackUrl: string; callbackPrivateAllowed: boolean } | undefined;
+    if (body.callback_url !== undefined) {
+      const check = await checkCallbackUrl(body.callback_url, rules.callbacks);
+      if (!check.ok) {
+        throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `invalid request body: callback_url: ${check.message}`, {
+          details: [{ path: 'callback_url', message: check.message, code: 'custom' }],
+        });
+      }
+      callback = { callbackUrl: check.url, callbackPrivateAllowed: check.privateAllowed };
+    }
     const throttle = throttles.of(queue);
     const limits = throttle.limitsOf(throttle.keys.laneId(key), throttle.planName(tenant?.plan));
     // A cost no lane can ever hold is a bad request for this queue: say so with the field, as for the schema's issues.
@@ -49,6 +61,7 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: C
       // Idempotency keys are the tenant's own: the same key from two tenants is two jobs.
       ...(body.idempotencyKey !== undefined ? { id: tenant ? `${tenant.name}\u0000${body.idempotencyKey}` : body.idempotencyKey } : {}),
       ...(tenant ? { tenant: tenant.name, ...(tenant.plan !== undefined ? { plan: tenant.plan } : {}) } : {}),
+      ...(callback ?? {}),
     });
     markRedisAnswered(res);
     if (!result.admitted) {
