@@ -179,7 +179,7 @@ export class Limiter {
     const { client, scripts } = this.ctx;
     const script = this.spec.script;
     if (client.status === 'ready') {
-      // Decisions of this script issued in the same tick travel as one script call (one round trip).
+      // Decisions of this script issued in the same turn of the event loop travel as one script call (one round trip).
       scripts.submit(script, call);
     } else {
       if (!this.ctx.wasReady()) this.ctx.observer?.onDecisionBeforeReady?.({ policy: this.namespace, algorithm: this.policy.algorithm });
