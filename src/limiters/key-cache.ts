@@ -2,12 +2,12 @@
 // first out): the Redis key the identity maps to (so an identity marked sensitive, or one with a ':',
 // is hashed once, not on every request) and, when the deny cache is on, the last refusal Redis gave
 // it. A key refused until T is then refused here until T without a Redis call: a refusal never
-// admits anything, and a call of the same or a larger cost cannot be allowed before T whatever other
-// processes do, since they can only use quota up (docs/algorithms.md, "Deny cache").
+// admits anything, and a call of the same cost cannot be allowed before T whatever other processes
+// do, since they can only use quota up (docs/algorithms.md, "Deny cache").
 //
 // The raw identity is a Map key of this process only: never sent to Redis, never logged.
 
-/** The refusal Redis gave a key: refuse calls of at least `cost` until `untilMs` (the cache's clock). */
+/** The refusal Redis gave a key: refuse calls of `cost` until `untilMs` (the cache's clock). */
 export interface Denial {
   untilMs: number;
   cost: number;

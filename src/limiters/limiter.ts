@@ -40,9 +40,9 @@ export interface DecisionObserver {
 export interface LimiterOptions {
   /**
    * Deny cache (default off; the HTTP middleware and `sluice serve` turn it on): a key Redis refused
-   * until T is refused in this process until T without a Redis call, for calls of the same or a larger
-   * cost. Never admits anything; a reset from another process is seen at T at the latest. Not for
-   * concurrency limiters (a slot frees when released, which no refusal can foresee).
+   * until T is refused in this process until T without a Redis call, for calls of the cost refused. Never admits anything; a reset from another process is seen at T at the latest. Not for
+   * concurrency limiters (a slot frees when released, which no refusal can foresee), nor a sliding
+   * log with `recordRejected` (every refused call must reach Redis to be recorded).
    */
   denyCache?: boolean;
   /** Most caller keys remembered (their Redis key, and their refusal with the deny cache); default 10,000. */
@@ -98,7 +98,7 @@ export class Limiter {
     this.namespace = this.policy.name ?? defaultNamespace(this.policy);
     this.args = new DecisionArgs(this.spec.script, this.spec.policyArgs(this.policy));
     this.cache = new KeyCache(options.keyCacheSize ?? DEFAULT_KEY_CACHE_SIZE);
-    this.denyCache = options.denyCache === true && this.policy.algorithm !== 'concurrency';
+    this.denyCache = options.denyCache === true && denialsHold(this.policy);
   }
 
   /** Decides and, when allowed, charges `cost` (default 1) to `key`. Refusal is a result, not an error. */
@@ -232,8 +232,8 @@ export class Limiter {
       entry.denial = undefined;
       return undefined;
     }
-    // A smaller cost than the one refused may fit: Redis decides it.
-    if (cost < d.cost) return undefined;
+    // Only the cost refused: a smaller one may fit, a larger one waits longer (its Retry-After would be early).
+    if (cost !== d.cost) return undefined;
     this.ctx.observer?.onDenyCacheHit?.({ policy: this.namespace, algorithm: this.policy.algorithm });
     return { allowed: false, limit: this.maxCost, remaining: d.remaining, retryAfterMs: Math.ceil(d.untilMs - nowMs), resetAtMs: d.resetAtMs };
   }
@@ -337,6 +337,17 @@ class DecisionCall extends Deadline implements BatchableCall {
   protected expire(): void {
     this.resolve(this.limiter.failureOf(deadlineError('decision', this.limiter.policy.timeoutMs), this.nowMs, this.started));
   }
+}
+
+/**
+ * Whether a refusal holds until its retry time whatever else happens, so the deny cache may repeat it:
+ * not for concurrency (a slot frees when released, which no refusal foresees), not for a sliding log
+ * that records refused calls (each refused call pushes the retry time further: Redis must see it).
+ */
+function denialsHold(policy: Policy): boolean {
+  if (policy.algorithm === 'concurrency') return false;
+  if (policy.algorithm === 'sliding-log' && policy.recordRejected) return false;
+  return true;
 }
 
 /** The key cache's id of a caller key: a sensitive key is another Redis key than the same text verbatim. */
