@@ -1,7 +1,7 @@
-// IdentityCache: the descriptor identity of a request key, worked out once per key (bounded, least
-// recently used first out) instead of on every request: for a secret key (an API key) that is an HMAC
-// or SHA-256, then the URI encoding. The raw key is a Map key of this process only: never sent to
-// Redis, never logged.
+// IdentityCache: a value worked out once per request key (bounded, least recently used first out)
+// instead of on every request: the hash of a secret (an API key: an HMAC or SHA-256), the descriptor
+// identity of a policy's key. The raw key is a Map key of this process only: never sent to Redis,
+// never logged.
 
 /** Default bound: a few hundred bytes per key, so about 2-3 MB at most. */
 export const DEFAULT_IDENTITY_CACHE_SIZE = 10_000;

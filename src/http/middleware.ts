@@ -65,7 +65,9 @@ type Handle = (req: Request, res: Response, next: NextFunction, cost: number) =>
  * per key (IdentityCache), its Redis key once per key (the limiter's key cache).
  */
 export function decisionMiddleware(sluice: Pick<Sluice, 'limiter' | 'keys'>, options: MiddlewareOptions): RequestHandler {
-  const deps: MiddlewareDeps = { limiter: (policy, o) => sluice.limiter(policy, o), hash: (v) => sluice.keys.hash(v) };
+  // Secret values (API keys in the rules' descriptors) are hashed once per value, not per request.
+  const hashes = new IdentityCache((v) => sluice.keys.hash(v));
+  const deps: MiddlewareDeps = { limiter: (policy, o) => sluice.limiter(policy, o), hash: (v) => hashes.of(v) };
   const limiterOptions: LimiterOptions = { denyCache: options.denyCache !== false };
   const refusals = options.logger ? new RefusalLog(options.logger, 'request refused') : undefined;
   const handle = options.rules
