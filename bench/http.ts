@@ -1,6 +1,9 @@
-// HTTP cost of sluice: an express 5 route bare vs behind the decision middleware (one policy; rules
-// with two matching rules), and the submit endpoint's admissions per second — on a private redis-server.
-//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000]
+// HTTP cost of sluice: an express 5 route bare vs behind the decision middleware (one fixed-window
+// policy; rules with two and with three matching rules; one client refused nearly always, with and
+// without the deny cache), the peers in the same run (express-rate-limit + rate-limit-redis never
+// blocking and nearly always blocking; rate-limiter-flexible as a middleware nearly always refusing),
+// and the submit endpoint's admissions per second — on a private redis-server.
+//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000] [--variants bare,policy,...]
 // The load generator (autocannon, in this process) never shares a process with a server: each server
 // variant runs in its own child process (this file again, with --role server), so the two cores of a
 // small machine are split between the load, the server under test and Redis the same way for every
@@ -59,15 +62,28 @@ const { values: flags } = parseArgs({
     reps: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     keys: { type: 'string', default: '100000' },
+    variants: { type: 'string' },
   },
 });
 
-/** The server variants; `submit` is POST /v1/queues/bench/jobs of createApp, the others GET /hello. */
-const VARIANTS = ['bare', 'policy', 'rules', 'submit'] as const;
+/**
+ * The server variants; `submit` is POST /v1/queues/bench/jobs of createApp, the others GET /hello.
+ * `policy`: one fixed-window rule (`policy:`) nothing reaches; `rules`/`rules3`: two/three matching
+ * rules; `refused`: one client over a limit of 100 per 10 min (nearly every answer a 429), with the
+ * deny cache (the default) and without (`refused-nocache`); `erl`/`erl-refused`: express-rate-limit
+ * 8 + rate-limit-redis, as peer-bench runs it (limit 1e9 or 100 per 60 s, draft-8 headers);
+ * `rlf-refused`: rate-limiter-flexible's RateLimiterRedis as a middleware (peer-bench's adapter
+ * middleware), 100 per 60 s.
+ */
+const VARIANTS = ['bare', 'policy', 'rules', 'rules3', 'refused', 'refused-nocache', 'erl', 'erl-refused', 'rlf-refused', 'submit'] as const;
 type Variant = (typeof VARIANTS)[number];
+/** Variants whose answers are (nearly all) 429 by design. */
+const REFUSING: ReadonlySet<Variant> = new Set(['refused', 'refused-nocache', 'erl-refused', 'rlf-refused']);
 
 /** Everything a policy or rule would refuse is out of reach: the bench measures the cost of deciding, not of refusing. */
-const HUGE_BUCKET = { algorithm: 'token-bucket', capacity: 1_000_000_000, refillPerSecond: 1_000_000, name: 'bench-policy' } as const;
+const HUGE_WINDOW = { algorithm: 'fixed-window', limit: 1_000_000_000, windowMs: 60_000, name: 'bench-policy' } as const;
+/** One client (the bench's one IP) over this limit within seconds: the refused path. */
+const SMALL_WINDOW = { algorithm: 'fixed-window', limit: 100, windowMs: 600_000, name: 'bench-refused' } as const;
 
 /** Two rules match every /hello request: a token bucket per IP and a sliding counter per route group and IP. */
 const RULES_YAML = `
@@ -96,22 +112,71 @@ queues:
     handler: { type: http, url: "http://127.0.0.1:9/never-called" }
 `;
 
+/** Three rules match every /hello request: the two above and a fixed window per route group. */
+const RULES3_YAML = RULES_YAML.replace(
+  `route_groups:`,
+  `      - key: route
+        name: bench-route
+        policy: { algorithm: fixed-window, limit: 1000000000, window: 1m }
+route_groups:`,
+).replace('descriptors: [[ip], [route, ip]]', 'descriptors: [[ip], [route, ip], [route]]');
+
 if (flags.role === 'server') await serve(flags.variant as Variant, flags.redis!);
 else await bench();
 
 // --- server child -----------------------------------------------------------------------------------
 
-function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice): Express {
+async function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice, redisUrl: string): Promise<Express> {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   const hello = (_req: express.Request, res: express.Response) => {
     res.json({ hello: 'world' });
   };
-  if (variant === 'bare') app.get('/hello', hello);
-  if (variant === 'policy') app.get('/hello', decisionMiddleware(sluice, { policy: HUGE_BUCKET }), hello);
-  if (variant === 'rules') app.get('/hello', decisionMiddleware(sluice, { rules: parseRules(RULES_YAML, { filename: 'bench.yaml' }) }), hello);
+  // Refusals are logged as sluice serve would (to /dev/null here): the log's cost is part of the path.
+  const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+  const metrics = new Metrics();
+  let mw: express.RequestHandler | undefined;
+  if (variant === 'policy') mw = decisionMiddleware(sluice, { policy: HUGE_WINDOW, logger, metrics });
+  if (variant === 'rules') mw = decisionMiddleware(sluice, { rules: parseRules(RULES_YAML, { filename: 'bench.yaml' }), logger, metrics });
+  if (variant === 'rules3') mw = decisionMiddleware(sluice, { rules: parseRules(RULES3_YAML, { filename: 'bench3.yaml' }), logger, metrics });
+  if (variant === 'refused') mw = decisionMiddleware(sluice, { policy: SMALL_WINDOW, logger, metrics });
+  if (variant === 'refused-nocache') mw = decisionMiddleware(sluice, { policy: SMALL_WINDOW, logger, metrics, denyCache: false });
+  if (variant === 'erl' || variant === 'erl-refused') mw = await erlMiddleware(redisUrl, variant === 'erl' ? 1e9 : 100);
+  if (variant === 'rlf-refused') mw = await rlfMiddleware(redisUrl, 100);
+  if (mw) app.get('/hello', mw, hello);
+  else app.get('/hello', hello);
   return app;
+}
+
+/** express-rate-limit + rate-limit-redis on ioredis, exactly as peer-bench's http-server.mjs sets them up. */
+async function erlMiddleware(redisUrl: string, limit: number): Promise<express.RequestHandler> {
+  const { rateLimit } = await import('express-rate-limit');
+  const { RedisStore } = await import('rate-limit-redis');
+  const client = new Redis(redisUrl);
+  return rateLimit({
+    windowMs: 60_000,
+    limit,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    store: new RedisStore({ sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as never, prefix: `bench-erl-${limit}:` }),
+  });
+}
+
+/** rate-limiter-flexible's RateLimiterRedis as a middleware, as peer-bench's adapter middleware does it. */
+async function rlfMiddleware(redisUrl: string, points: number): Promise<express.RequestHandler> {
+  const { RateLimiterRedis } = await import('rate-limiter-flexible');
+  const client = new Redis(redisUrl);
+  const rl = new RateLimiterRedis({ storeClient: client, keyPrefix: 'bench-rlf', points, duration: 60 });
+  return (req, res, next) => {
+    rl.consume(req.ip!, 1).then(
+      () => next(),
+      (e: unknown) => {
+        if (e instanceof Error) return next(e);
+        res.status(429).set('Retry-After', String(Math.ceil((e as { msBeforeNext: number }).msBeforeNext / 1000))).send('Too Many Requests');
+      },
+    );
+  };
 }
 
 /** Runs one variant on a free loopback port; prints `{"port":N}` on stdout; answers `cpu` over IPC; exits on SIGTERM. */
@@ -122,7 +187,7 @@ async function serve(variant: Variant, redisUrl: string): Promise<void> {
   const app =
     variant === 'submit'
       ? createApp({ sluice, rules: { current: () => rules }, metrics: new Metrics(), logger: pino({ level: 'silent' }) })
-      : helloApp(variant, sluice);
+      : await helloApp(variant, sluice, redisUrl);
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
@@ -225,7 +290,7 @@ async function probe(child: Child, count: number, maxMs: number, keys: number): 
         req.end(body);
       });
       hist.record(Math.max(1, Number(process.hrtime.bigint() - t0)));
-      if (status >= 300) throw new Error(`probe of '${child.variant}' answered ${status}`);
+      if (status >= 300 && !(status === 429 && REFUSING.has(child.variant))) throw new Error(`probe of '${child.variant}' answered ${status}`);
       done++;
     }
   } finally {
@@ -266,10 +331,13 @@ async function bench(): Promise<void> {
   if (!(reps >= 1 && reps <= 5)) throw new Error('--reps: 1 .. 5');
   if (!(connections >= 1 && connections <= 500)) throw new Error('--connections: 1 .. 500');
   if (!(keys >= 1 && keys <= 1_000_000)) throw new Error('--keys: 1 .. 1000000');
+  const variants = (flags.variants ? flags.variants.split(',') : [...VARIANTS]) as Variant[];
+  for (const v of variants) if (!VARIANTS.includes(v)) throw new Error(`--variants: each one of ${VARIANTS.join(', ')}`);
+  if (!variants.includes('bare')) throw new Error('--variants: bare is needed (every ratio is against it)');
 
   const log = (msg: string) => process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   // A hard stop, whatever hangs: the run is bounded in time.
-  const budgetMs = (VARIANTS.length * (reps * (durationS + 3) + warmupS) + 60) * 1000 + 60_000;
+  const budgetMs = (variants.length * (reps * (durationS + 3) + warmupS) + 60) * 1000 + 60_000;
   setTimeout(() => {
     log(`watchdog: still running after ${budgetMs} ms, exiting`);
     process.exit(124);
@@ -279,17 +347,17 @@ async function bench(): Promise<void> {
   const raw = new Redis(server.port, '127.0.0.1');
   const children: Child[] = [];
   try {
-    for (const v of VARIANTS) children.push(await startChild(v, server.url));
+    for (const v of variants) children.push(await startChild(v, server.url));
     log(`servers up (redis ${server.port}); warming up ${warmupS} s each`);
     for (const c of children) if (warmupS > 0) await load(c, warmupS, connections, keys);
 
     const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
     const runs: Run[] = [];
     const hello = children.filter((c) => c.variant !== 'submit');
-    const submitChild = children.find((c) => c.variant === 'submit')!;
+    const submitChild = children.find((c) => c.variant === 'submit');
     for (let rep = 1; rep <= reps; rep++) {
       const shift = (rep - 1) % hello.length;
-      for (const c of [...hello.slice(shift), ...hello.slice(0, shift), submitChild]) {
+      for (const c of [...hello.slice(shift), ...hello.slice(0, shift), ...(submitChild ? [submitChild] : [])]) {
         const unloaded = await probe(c, 2_000, 3_000, keys);
         // CPU is read around the load run only, so it is divided by the requests it served.
         const cpu0 = await c.cpuUs();
@@ -356,15 +424,29 @@ async function bench(): Promise<void> {
         addedServerCpuUsPerReq: r3(cpu - bareCpu),
         cpuRatioToBare: r3(bareCpu / cpu),
         redisCpuUsPerReq: r3(mean(rows.map((r) => r.redisCpuUsPerReq))),
+        refusedShare: r3(mean(rows.map((r) => (r.requests ? (r.statuses['429'] ?? 0) / r.requests : 0)))),
       };
     };
+    /** `a` against `b` rep by rep (same minutes): requests/s ratio (median, per rep) and server CPU ratio (b's per request over a's). */
+    const versus = (a: Variant, b: Variant) => {
+      if (!variants.includes(a) || !variants.includes(b)) return undefined;
+      const ra = of(a);
+      const rb = of(b);
+      const ratios = ra.map((r, i) => r.requestsPerSec / rb[i]!.requestsPerSec);
+      return {
+        ratio: r3(median(ratios)),
+        ratioPerRep: ratios.map(r3),
+        cpuRatio: r3(mean(rb.map((r) => r.serverCpuUsPerReq)) / mean(ra.map((r) => r.serverCpuUsPerReq))),
+      };
+    };
+    const helloVariants = variants.filter((v) => v !== 'bare' && v !== 'submit');
     const submit = of('submit');
     // Admissions per second: the submit rate times the share answered 202 (a 429 or 503 admits nothing).
     const admitted = submit.map((r) => (r.requests ? (r.requestsPerSec * (r.statuses['202'] ?? 0)) / r.requests : 0));
     const redisVersion = /redis_version:(\S+)/.exec(await raw.info('server'))?.[1];
     const result = {
       bench: 'http',
-      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys}`,
+      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys} --variants ${variants.join(',')}`,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, redis: redisVersion, platform: `${os.platform()} ${os.release()}`, loadAvg1m5m15m: { before: loadBefore, after: loadAfter } },
       setup: {
         connections,
@@ -373,8 +455,13 @@ async function bench(): Promise<void> {
         reps,
         summary: 'medians over reps; ratios and added p99 per rep against the bare run of the same rep; CPU per request as means',
         processes: 'autocannon in the bench process; each server variant in its own child process; a private redis-server',
-        policy: HUGE_BUCKET,
+        policy: HUGE_WINDOW,
+        refused: { policy: SMALL_WINDOW, clients: 'one (every request from 127.0.0.1)', denyCache: 'on (refused), off (refused-nocache)' },
         rules: 'two rules per request: token bucket per IP + sliding counter per route group and IP (all-or-nothing: 2 peeks, then 2 charges)',
+        rules3: 'three rules per request: the two of `rules` + a fixed window per route group (3 peeks, then 3 charges)',
+        erl: 'express-rate-limit 8.7.5 + rate-limit-redis 6.0.1 (ioredis), windowMs 60 s, limit 1e9 (erl) or 100 (erl-refused), draft-8 headers, no legacy headers',
+        rlf: 'rate-limiter-flexible 11.4.0 RateLimiterRedis (ioredis) as a middleware: 100 points per 60 s per req.ip, 429 + Retry-After',
+        logging: 'sluice variants get a pino logger (to /dev/null) and a Metrics instance, as sluice serve would',
         submit: `POST /v1/queues/bench/jobs, ${keys} distinct body keys in turn, rate 10/s and capacity 100 per key, no workers`,
       },
       summary: {
@@ -386,9 +473,17 @@ async function bench(): Promise<void> {
           unloadedP99Ms: r3(median(bare.map((r) => r.unloadedLatencyMs.p99))),
           serverCpuUsPerReq: r3(bareCpu),
         },
-        policy: versusBare('policy'),
-        rules: versusBare('rules'),
-        submit: {
+        ...Object.fromEntries(helloVariants.map((v) => [v, versusBare(v)])),
+        comparisons: {
+          'refused ÷ policy (refused path vs allowed path)': versus('refused', 'policy'),
+          'refused-nocache ÷ policy': versus('refused-nocache', 'policy'),
+          'refused ÷ refused-nocache (the deny cache)': versus('refused', 'refused-nocache'),
+          'policy ÷ erl': versus('policy', 'erl'),
+          'refused ÷ erl-refused': versus('refused', 'erl-refused'),
+          'refused ÷ rlf-refused': versus('refused', 'rlf-refused'),
+          'rules3 ÷ erl': versus('rules3', 'erl'),
+        },
+        submit: submit.length === 0 ? undefined : {
           requestsPerSec: Math.round(median(submit.map((r) => r.requestsPerSec))),
           admissionsPerSec: Math.round(median(admitted)),
           admissionsPerSecPerRep: admitted.map((a) => Math.round(a)),

@@ -1,6 +1,6 @@
 // sluice: the public API, and nothing else.
 export { createSluice, type Sluice, type SluiceOptions, type SluiceObserver, type WorkerOptions } from './sluice.js';
-export { Limiter, type DecisionObserver, type DecisionOutcome, type LimitCallOptions } from './limiters/limiter.js';
+export { Limiter, type DecisionObserver, type DecisionOutcome, type LimitCallOptions, type LimiterOptions } from './limiters/limiter.js';
 export type { Decision, DecisionOptions } from './limiters/decision.js';
 export { policySchema, parsePolicy, type Policy, type PolicyInput, type Algorithm } from './limiters/policy.js';
 export { modelFor } from './limiters/model.js';

@@ -7,7 +7,7 @@ import { systemClock, type Clock, type ClockSource } from './redis/clock.js';
 import { createRedisClient, untilReady, type RedisClient, type RedisTarget } from './redis/connection.js';
 import { KeyBuilder, assertName } from './redis/keys.js';
 import { ScriptRegistry } from './redis/scripts.js';
-import { Limiter, type DecisionObserver } from './limiters/limiter.js';
+import { Limiter, type DecisionObserver, type LimiterOptions } from './limiters/limiter.js';
 import type { Policy, PolicyInput } from './limiters/policy.js';
 import { admissionClientFor, bullClientFor } from './throttle/bull.js';
 import type { ThrottleConfig, ThrottleConfigInput } from './throttle/config.js';
@@ -53,7 +53,7 @@ export interface WorkerOptions<P = unknown> extends ThrottleWorkerOptions {
 
 export interface Sluice {
   /** A decision limiter for `policy` (validated by zod; throws SLUICE_ERR_INVALID_POLICY naming the field). */
-  limiter(policy: PolicyInput | Policy): Limiter;
+  limiter(policy: PolicyInput | Policy, options?: LimiterOptions): Limiter;
   /** The queue-backed leaky-bucket throttle `name`: per-key bounded lanes drained at a fixed rate. */
   throttle(name: string, config: ThrottleConfigInput | ThrottleConfig): Throttle;
   /** Runs `handler` for the jobs of throttle `name`, each started at its lane's slot. */
@@ -142,7 +142,7 @@ export function createSluice(options: SluiceOptions): Sluice {
     useOverrides(source) {
       overrides = source;
     },
-    limiter: (policy) => new Limiter(limiterContext, policy),
+    limiter: (policy, limiterOptions) => new Limiter(limiterContext, policy, limiterOptions),
     throttle(name, config) {
       assertName(name, 'throttle name');
       const existing = throttles.get(name);

@@ -236,7 +236,7 @@ function secondsUntil(atMs: number, nowMs: number): number {
 }
 
 /** An RFC 9651 String: printable ASCII, with `\` and `"` escaped; anything else becomes `_`. */
-function sfString(text: string): string {
+export function sfString(text: string): string {
   return `"${text.replace(/[^\x20-\x7e]/g, '_').replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 

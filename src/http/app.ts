@@ -28,7 +28,8 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', false);
   const throttles = new QueueThrottles(deps.sluice);
   const admin = adminContext(deps, throttles);
-  const limiters = new RuleLimiters((p) => deps.sluice.limiter(p));
+  // The deny cache: a key Redis refused until T is refused here until T without a Redis call (docs/algorithms.md).
+  const limiters = new RuleLimiters((p) => deps.sluice.limiter(p, { denyCache: true }));
   const outage = new RedisOutageLog(deps.logger);
   const waits = new LiveWaits(deps.metrics);
   // `sluice serve` ends them all when it shuts down (app.locals: the runtime loads this module lazily).

@@ -2,15 +2,19 @@
 // sets truthful rate-limit headers, and answers 429 with Retry-After when an enforcing rule refuses.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sluice } from '../sluice.js';
-import type { DescriptorEntry, Rule, Rules } from '../rules/index.js';
-import { decisionFacts, serialiseHeaders, type HeaderInput, type HeaderSelection } from '../headers/headers.js';
-import { sendRefusal } from './refusal.js';
+import { descriptorIdentity, type Rule, type Rules } from '../rules/index.js';
+import type { HeaderSelection } from '../headers/headers.js';
+import { HeaderPlan, plannedRetryAfter, resolveSelection, writePlannedHeaders, type PlannedDecision, type ResolvedSelection } from '../headers/header-plan.js';
+import { retryAfterSeconds } from '../headers/retry-after.js';
+import type { Limiter, LimiterOptions } from '../limiters/limiter.js';
+import { IdentityCache } from './identity-cache.js';
+import { sendRefusalBody } from './refusal.js';
+import { RefusalLog } from './refusal-log.js';
 import { requestInfo } from './request-info.js';
-import { RuleLimiters, decideRules, identityHash, type RuleDecision } from './rule-decisions.js';
+import { RuleLimiters, checkRuleCost, decideRules, identityHash, outcomeOf, type RuleDecision } from './rule-decisions.js';
 import { rulesSourceOf, type RulesSource } from '../rules/rules-source.js';
 
 export interface MiddlewareOptions {
@@ -27,53 +31,158 @@ export interface MiddlewareOptions {
   /** Which rate-limit header sets to send (default: Retry-After, IETF draft-11, legacy X-RateLimit-*). */
   headers?: HeaderSelection;
   metrics?: Metrics;
-  /** Refusals are logged here (hashed identity, rule, rules version, reason). */
+  /**
+   * Refusals are logged here (hashed identity, rule, rules version, reason): the first refusal of a
+   * client by a rule in each 10 s, then one `refusals_suppressed` line per rule for the rest
+   * (docs/operations.md, Logs). Every refusal is counted in `metrics`.
+   */
   logger?: Logger;
+  /**
+   * The deny cache (default true): a key Redis refused until T is refused in this process until T
+   * without a Redis call. It never admits anything (docs/algorithms.md, "Deny cache"); false sends
+   * every request to Redis.
+   */
+  denyCache?: boolean;
 }
 
 /** What the middleware needs from the sluice instance. */
 interface MiddlewareDeps {
-  limiter(policy: PolicyInput | Policy): Limiter;
+  limiter(policy: PolicyInput | Policy, options?: LimiterOptions): Limiter;
   /** Hashes secret values with the instance's key builder (HMAC when configured). */
   hash(value: string): string;
 }
+
+/** What the middleware does per request, once a mode is chosen. */
+type Handle = (req: Request, res: Response, next: NextFunction, cost: number) => void;
 
 /**
  * Decision middleware for any express app, built from a sluice instance: the rules a request
  * matches (`rules`) or one `policy` per request key; sets the rate-limit headers and answers 429
  * with Retry-After when a rule refuses.
+ *
+ * Everything a request does not change is worked out here, once: the limiter, the header strings
+ * of each policy (HeaderPlan), the header selection; a request key's identity (and its hash) once
+ * per key (IdentityCache), its Redis key once per key (the limiter's key cache).
  */
 export function decisionMiddleware(sluice: Pick<Sluice, 'limiter' | 'keys'>, options: MiddlewareOptions): RequestHandler {
-  const deps: MiddlewareDeps = { limiter: (policy) => sluice.limiter(policy), hash: (v) => sluice.keys.hash(v) };
-  const decide = options.rules
-    ? rulesMode(deps, rulesSourceOf(options.rules))
+  // Secret values (API keys in the rules' descriptors) are hashed once per value, not per request.
+  const hashes = new IdentityCache((v) => sluice.keys.hash(v));
+  const deps: MiddlewareDeps = { limiter: (policy, o) => sluice.limiter(policy, o), hash: (v) => hashes.of(v) };
+  const limiterOptions: LimiterOptions = { denyCache: options.denyCache !== false };
+  const refusals = options.logger ? new RefusalLog(options.logger, 'request refused') : undefined;
+  const handle = options.rules
+    ? rulesMode(deps, rulesSourceOf(options.rules), options, limiterOptions, refusals)
     : options.policy
-      ? policyMode(deps, options.policy, options.identify ?? ((req) => req.ip), options.sensitiveKey === true)
+      ? policyMode(deps, options.policy, options, limiterOptions, refusals)
       : undefined;
-  if (!decide) throw new TypeError('middleware: give `rules` or `policy`');
-
+  if (!handle) throw new TypeError('middleware: give `rules` or `policy`');
+  const costOf = options.cost;
   return (req: Request, res: Response, next: NextFunction) => {
-    const cost = options.cost?.(req) ?? 1;
-    decide(req, cost).then(
-      ({ allowed, results, version, headers }) => {
-        const selection = options.headers ?? headers;
-        for (const r of results) options.metrics?.recordRule(r.rule.name, r.outcome);
-        const enforced = results.filter((r) => r.decision && !r.rule.shadowMode);
-        const inputs: HeaderInput[] = enforced.map((r) => ({ decision: r.decision!, policy: r.rule.policy!, name: r.rule.name, cost }));
-        const facts = decisionFacts(inputs, Date.now());
-        if (!allowed) {
-          const refusing = enforced.filter((r) => !r.decision!.allowed);
-          logRefusals(refusing, options.logger, version, deps.hash);
-          const rules = refusing.map((r) => r.rule.name).join(', ');
-          sendRefusal(res, { facts, selection, message: (retryAfter) => `rate limit exceeded (${rules}); retry in ${retryAfter} s` });
+    let cost = 1;
+    try {
+      if (costOf) cost = costOf(req);
+      handle(req, res, next, cost);
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** One policy per request key: no rule matching, no arrays, one limiter call. */
+function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, options: MiddlewareOptions, limiterOptions: LimiterOptions, refusals: RefusalLog | undefined): Handle {
+  const limiter = deps.limiter(input, limiterOptions);
+  const name = limiter.namespace;
+  const identify = options.identify ?? ((req: Request) => req.ip);
+  const sensitive = options.sensitiveKey === true;
+  // A secret key is hashed here, so the descriptor identity (and Redis) never holds it.
+  const identities = new IdentityCache((key) => descriptorIdentity([{ key: 'id', value: sensitive ? deps.hash(key) : key }]));
+  const plan = new HeaderPlan(name, limiter.policy, limiter.maxCost);
+  const selection = resolveSelection(options.headers);
+  const metrics = options.metrics;
+  const concurrency = limiter.policy.algorithm === 'concurrency';
+  return (req, res, next, cost) => {
+    const key = identify(req);
+    if (key === undefined || key === '') {
+      next();
+      return;
+    }
+    checkRuleCost(cost, limiter, name);
+    const identity = identities.of(key);
+    limiter.limit(identity, { cost, sensitive: true }).then(
+      (decision) => {
+        metrics?.recordRule(name, outcomeOf(decision, false));
+        const decided: PlannedDecision[] = [{ decision, plan, cost }];
+        if (!decision.allowed) {
+          refusals?.refused(name, identity, () => ({
+            rule: name,
+            identity: identityHash(identity, deps.hash),
+            rulesVersion: 'policy',
+            algorithm: limiter.policy.algorithm,
+            reason: decision.failure ?? 'limit_exceeded',
+          }));
+          refuse(res, decided, selection, name);
           return;
         }
-        for (const [name, value] of serialiseHeaders(facts, selection)) res.setHeader(name, value);
+        writePlannedHeaders(setOn(res), decided, Date.now(), selection, undefined);
+        // A concurrency lease is held for the life of the response.
+        if (concurrency && decision.leaseId) {
+          const leaseId = decision.leaseId;
+          res.once('close', () => void limiter.release(identity, leaseId, { sensitive: true }).catch(() => undefined));
+        }
+        next();
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}
+
+/** The rules a request matches, decided all-or-nothing (decideRules). */
+function rulesMode(deps: MiddlewareDeps, source: RulesSource, options: MiddlewareOptions, limiterOptions: LimiterOptions, refusals: RefusalLog | undefined): Handle {
+  const limiters = new RuleLimiters((p) => deps.limiter(p, limiterOptions));
+  // A plan per limiter: limiters are made once per rule and rules version, so plans are too.
+  const plans = new WeakMap<Limiter, HeaderPlan>();
+  const planOf = (r: RuleDecision): HeaderPlan => {
+    let plan = plans.get(r.limiter!);
+    if (!plan) {
+      plan = new HeaderPlan(r.rule.name, r.rule.policy!, r.limiter!.maxCost);
+      plans.set(r.limiter!, plan);
+    }
+    return plan;
+  };
+  let selectionFor: Rules | undefined;
+  let selection: ResolvedSelection = resolveSelection(options.headers);
+  const metrics = options.metrics;
+  const hash = { hash: deps.hash };
+  return (req, res, next, cost) => {
+    const rules = source.current();
+    if (selectionFor !== rules) {
+      selection = resolveSelection(options.headers ?? rules.responseHeaders);
+      selectionFor = rules;
+    }
+    const sel = selection;
+    const matches = rules.matchRequest(requestInfo(req), hash);
+    decideRules(matches, limiters, rules.version, cost).then(
+      ({ allowed, results }) => {
+        const decided: PlannedDecision[] = [];
+        let leases: RuleDecision[] | undefined;
+        for (const r of results) {
+          metrics?.recordRule(r.rule.name, r.outcome);
+          if (!r.decision || r.rule.shadowMode) continue;
+          decided.push({ decision: r.decision, plan: planOf(r), cost });
+          if (r.decision.leaseId) (leases ??= []).push(r);
+        }
+        if (!allowed) {
+          const refusing = results.filter((r) => r.decision && !r.rule.shadowMode && !r.decision.allowed);
+          if (refusals) logRefusals(refusals, refusing, rules.version, deps.hash);
+          refuse(res, decided, sel, refusing.map((r) => r.rule.name).join(', '));
+          return;
+        }
+        writePlannedHeaders(setOn(res), decided, Date.now(), sel, undefined);
         // Concurrency leases are held for the life of the response.
-        const leases = enforced.filter((r) => r.decision!.leaseId);
-        if (leases.length) {
+        if (leases) {
+          const held = leases;
           res.once('close', () => {
-            for (const r of leases) void r.limiter!.release(r.identity, r.decision!.leaseId!, { sensitive: true }).catch(() => undefined);
+            for (const r of held) void r.limiter!.release(r.identity, r.decision!.leaseId!, { sensitive: true }).catch(() => undefined);
           });
         }
         next();
@@ -83,56 +192,26 @@ export function decisionMiddleware(sluice: Pick<Sluice, 'limiter' | 'keys'>, opt
   };
 }
 
-type Decide = (
-  req: Request,
-  cost: number,
-) => Promise<{ allowed: boolean; results: RuleDecision[]; version: string; headers: HeaderSelection }>;
-
-function rulesMode(deps: MiddlewareDeps, source: RulesSource): Decide {
-  const limiters = new RuleLimiters((p) => deps.limiter(p));
-  return async (req, cost) => {
-    const rules = source.current();
-    const matches = rules.matchRequest(requestInfo(req), { hash: deps.hash });
-    const { allowed, results } = await decideRules(matches, limiters, rules.version, cost);
-    return { allowed, results, version: rules.version, headers: rules.responseHeaders };
-  };
+/** The 429: Retry-After always (a client told "no" is told when), the selected headers, the JSON body. */
+function refuse(res: Response, decided: readonly PlannedDecision[], selection: ResolvedSelection, rules: string): void {
+  const retryAfter = plannedRetryAfter(decided) ?? retryAfterSeconds(0);
+  writePlannedHeaders(setOn(res), decided, Date.now(), selection.retryAfter ? selection : { ...selection, retryAfter: true }, retryAfter);
+  sendRefusalBody(res, retryAfter, undefined, `rate limit exceeded (${rules}); retry in ${retryAfter} s`);
 }
 
-function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, identify: (req: Request) => string | undefined, sensitive: boolean): Decide {
-  const limiter = deps.limiter(input);
-  const rule: Rule = {
-    id: limiter.namespace,
-    name: limiter.namespace,
-    domain: 'policy',
-    policy: limiter.policy,
-    shadowMode: false,
-    unlimited: false,
-    source: { file: '', line: 0, column: 0 },
-  };
-  const limiters = new RuleLimiters(() => limiter);
-  return async (req, cost) => {
-    const key = identify(req);
-    if (key === undefined || key === '') return { allowed: true, results: [], version: 'policy', headers: {} };
-    // A secret key is hashed here, so the descriptor identity (and Redis) never holds it.
-    const entries: DescriptorEntry[] = [{ key: 'id', value: sensitive ? deps.hash(key) : key }];
-    const { allowed, results } = await decideRules([{ rule, entries }], limiters, 'policy', cost);
-    return { allowed, results, version: 'policy', headers: {} };
-  };
+function setOn(res: Response): (name: string, value: string) => void {
+  return (name, value) => void res.setHeader(name, value);
 }
 
-/** Each refusing rule, logged with the hashed identity (never the identity itself). */
-function logRefusals(refusing: RuleDecision[], logger: Logger | undefined, version: string, hash: (v: string) => string): void {
+/** Each refusing rule, through the refusal log (the hashed identity, never the identity itself). */
+function logRefusals(log: RefusalLog, refusing: RuleDecision[], version: string, hash: (v: string) => string): void {
   for (const r of refusing) {
-    logger?.info(
-      {
-        event: 'refused',
-        rule: r.rule.name,
-        identity: identityHash(r.identity, hash),
-        rulesVersion: version,
-        algorithm: r.rule.policy?.algorithm,
-        reason: r.decision!.failure ?? 'limit_exceeded',
-      },
-      'request refused',
-    );
+    log.refused(r.rule.name, r.identity, () => ({
+      rule: r.rule.name,
+      identity: identityHash(r.identity, hash),
+      rulesVersion: version,
+      algorithm: r.rule.policy?.algorithm,
+      reason: r.decision!.failure ?? 'limit_exceeded',
+    }));
   }
 }

@@ -28,11 +28,13 @@ export function sendRefusal(res: Response, refusal: Refusal): void {
   const retryAfter = refusal.facts.retryAfterSeconds ?? retryAfterSeconds(0);
   const facts = { ...refusal.facts, retryAfterSeconds: retryAfter };
   for (const [name, value] of serialiseHeaders(facts, { ...refusal.selection, retryAfter: true })) res.setHeader(name, value);
-  const body: RefusalBody = {
-    error: problemName(429),
-    retry_after: retryAfter,
-    ...(refusal.reason !== undefined ? { reason: refusal.reason } : {}),
-    message: refusal.message(retryAfter),
-  };
+  sendRefusalBody(res, retryAfter, refusal.reason, refusal.message(retryAfter));
+}
+
+/** The 429 status and JSON body of a refusal whose headers are already set (Retry-After = `retryAfter`). */
+export function sendRefusalBody(res: Response, retryAfter: number, reason: string | undefined, message: string): void {
+  const body: RefusalBody = { error: REFUSAL_ERROR, retry_after: retryAfter, ...(reason !== undefined ? { reason } : {}), message };
   res.status(429).json(body);
 }
+
+const REFUSAL_ERROR = problemName(429);

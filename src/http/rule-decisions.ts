@@ -9,7 +9,7 @@ import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { RuleOutcome } from '../metrics/metrics.js';
 import { descriptorIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
 
-/** Makes limiters: the sluice instance's `limiter`. */
+/** Makes limiters: the sluice instance's `limiter` (with the options the edge wants, such as the deny cache). */
 export type LimiterFactory = (policy: PolicyInput | Policy) => Limiter;
 
 /** One matched rule's decision. */
@@ -70,12 +70,7 @@ export async function decideRules(
   for (const r of results) {
     r.limiter = limiters.of(r.rule, rulesVersion);
     if (!r.limiter) continue; // unlimited
-    // A cost no call could ever be allowed under is a bad request, not a silent partial charge.
-    if (cost > r.limiter.maxCost) {
-      throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: ${cost} is larger than the limit ${r.limiter.maxCost} of rule '${r.rule.name}'`, {
-        details: [{ path: 'cost', message: `larger than the limit ${r.limiter.maxCost} of rule '${r.rule.name}'`, code: 'too_big' }],
-      });
-    }
+    checkRuleCost(cost, r.limiter, r.rule.name);
     (r.rule.shadowMode ? shadow : enforcing).push(r);
   }
   // Descriptor values come from requests and from other services (an API key, a user id): the limiter
@@ -104,7 +99,16 @@ export async function decideRules(
   return { allowed, results };
 }
 
-function outcomeOf(d: Decision, shadow: boolean): RuleOutcome {
+/** A cost no call could ever be allowed under is a bad request (SLUICE_ERR_INVALID_COST), not a silent partial charge. */
+export function checkRuleCost(cost: number, limiter: Limiter, rule: string): void {
+  if (cost <= limiter.maxCost) return;
+  throw new SluiceError('SLUICE_ERR_INVALID_COST', `cost: ${cost} is larger than the limit ${limiter.maxCost} of rule '${rule}'`, {
+    details: [{ path: 'cost', message: `larger than the limit ${limiter.maxCost} of rule '${rule}'`, code: 'too_big' }],
+  });
+}
+
+/** How a rule's decision is counted in the metrics. */
+export function outcomeOf(d: Decision, shadow: boolean): RuleOutcome {
   if (d.failure) return d.failure;
   if (d.allowed) return 'allowed';
   return shadow ? 'shadow-refused' : 'refused';

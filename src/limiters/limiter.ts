@@ -12,6 +12,7 @@ import type { BatchableCall, ScriptRegistry } from '../redis/scripts.js';
 import type { AlgorithmSpec } from './algorithm.js';
 import { newLeaseId } from './concurrency.js';
 import { checkCost } from './cost.js';
+import { DEFAULT_KEY_CACHE_SIZE, KeyCache, type KeyEntry } from './key-cache.js';
 import { DecisionArgs } from './decision-args.js';
 import { decisionFromReply, type Decision, type DecisionOptions } from './decision.js';
 import { parsePolicy, specOf, type Algorithm, type Policy, type PolicyInput } from './policy.js';
@@ -31,6 +32,21 @@ export interface DecisionObserver {
   onLateDecision?(event: { policy: string; algorithm: Algorithm; charged: boolean }): void;
   /** A decision was asked for before the client had ever been ready (before `sluice.ready()` resolved). */
   onDecisionBeforeReady?(event: { policy: string; algorithm: Algorithm }): void;
+  /** A call was refused by the limiter's deny cache, without a Redis call (not an `onDecision`). */
+  onDenyCacheHit?(event: { policy: string; algorithm: Algorithm }): void;
+}
+
+/** Options of one limiter (`sluice.limiter(policy, options)`), beyond its policy. */
+export interface LimiterOptions {
+  /**
+   * Deny cache (default off; the HTTP middleware and `sluice serve` turn it on): a key Redis refused
+   * until T is refused in this process until T without a Redis call, for calls of the cost refused. Never admits anything; a reset from another process is seen at T at the latest. Not for
+   * concurrency limiters (a slot frees when released, which no refusal can foresee), nor a sliding
+   * log with `recordRejected` (every refused call must reach Redis to be recorded).
+   */
+  denyCache?: boolean;
+  /** Most caller keys remembered (their Redis key, and their refusal with the deny cache); default 10,000. */
+  keyCacheSize?: number;
 }
 
 /** What a Limiter needs from the sluice instance that made it. */
@@ -51,6 +67,12 @@ export type LimitCallOptions = DecisionOptions & IdentityOptions;
 
 const NO_OPTIONS: LimitCallOptions = Object.freeze({});
 
+/** Prefixed to a sensitive key in the key cache, so `k` and sensitive `k` (two Redis keys) never share an entry. */
+const SENSITIVE_MARK = '\u0001';
+
+/** Epoch ms from the monotonic clock: the deny cache's time when neither the caller nor the client clock gives one. */
+const monotonicEpochMs = (): number => performance.timeOrigin + performance.now();
+
 /** While Redis is unavailable a fail-closed decision asks the caller to come back after this long. */
 export const FAIL_CLOSED_RETRY_MS = 1_000;
 
@@ -63,14 +85,20 @@ export class Limiter {
   readonly maxCost: number;
   /** The script's arguments by name, the policy's laid out once: a call sets only its own. */
   private readonly args: DecisionArgs;
+  /** Caller key -> Redis key (and its last refusal, with the deny cache), bounded. */
+  private readonly cache: KeyCache;
+  /** @internal True when refusals are remembered (the option, and never for concurrency). */
+  readonly denyCache: boolean;
 
-  /** @internal Made by `sluice.limiter(policy)`. */
-  constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy) {
+  /** @internal Made by `sluice.limiter(policy, options)`. */
+  constructor(private readonly ctx: LimiterContext, policy: PolicyInput | Policy, options: LimiterOptions = {}) {
     this.policy = parsePolicy(policy);
     this.spec = specOf(this.policy);
     this.maxCost = this.spec.limit(this.policy);
     this.namespace = this.policy.name ?? defaultNamespace(this.policy);
     this.args = new DecisionArgs(this.spec.script, this.spec.policyArgs(this.policy));
+    this.cache = new KeyCache(options.keyCacheSize ?? DEFAULT_KEY_CACHE_SIZE);
+    this.denyCache = options.denyCache === true && denialsHold(this.policy);
   }
 
   /** Decides and, when allowed, charges `cost` (default 1) to `key`. Refusal is a result, not an error. */
@@ -86,6 +114,8 @@ export class Limiter {
   /** Forgets all state of `key` (it is back to full capacity). */
   async reset(key: string, options: IdentityOptions = {}): Promise<void> {
     const k = this.keyOf(key, options);
+    // This process stops refusing the key from memory at once; other processes at the refusal's end.
+    this.cache.forget(cacheId(key, options));
     await this.call('reset', () => this.ctx.client.del(k));
   }
 
@@ -117,20 +147,31 @@ export class Limiter {
    * reply mapping and the fail mode (no async wrapper, no per-call timer): this runs for every request.
    */
   private decide(key: string, options: LimitCallOptions, record: boolean): Promise<Decision> {
-    let k: string;
+    let entry: KeyEntry;
     let args: ScriptArg[];
     let leaseId: string;
+    let cost: number;
+    let stampMs = 0;
     try {
       if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
-      const cost = checkCost(options.cost, this.maxCost, "the policy's limit", 'such a call could never be allowed');
-      k = this.keyOf(key, options);
-      const now = timeArg(options.nowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
+      cost = checkCost(options.cost, this.maxCost, "the policy's limit", 'such a call could never be allowed');
+      entry = this.cache.entry(cacheId(key, options), () => this.keyOf(key, options));
+      // The instant the script will decide at, when this process knows it (the caller's or the client clock).
+      const clientNowMs = options.nowMs ?? (this.ctx.clockSource === 'client' ? this.ctx.clock.nowMs() : undefined);
+      const now = timeArg(clientNowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
+      if (this.denyCache) {
+        // The script's own instant (the time argument as sent); with Redis TIME, a moment before the
+        // script runs, so a refusal's end is never placed later than Redis would place it.
+        stampMs = now === '' ? monotonicEpochMs() : this.spec.unit === 'us' ? Number(now) / 1000 : Number(now);
+        const denied = this.denied(entry, cost, stampMs);
+        if (denied) return Promise.resolve(denied);
+      }
       leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
       args = this.args.build(now, cost, record, leaseId);
     } catch (error) {
       return Promise.reject(error);
     }
-    const call = new DecisionCall(this, k, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0, record);
+    const call = new DecisionCall(this, entry, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0, record, cost, stampMs);
     const promise = new Promise<Decision>((resolve, reject) => {
       call.resolve = resolve;
       call.reject = reject;
@@ -138,7 +179,7 @@ export class Limiter {
     const { client, scripts } = this.ctx;
     const script = this.spec.script;
     if (client.status === 'ready') {
-      // Decisions of this script issued in the same tick travel as one script call (one round trip).
+      // Decisions of this script issued in the same turn of the event loop travel as one script call (one round trip).
       scripts.submit(script, call);
     } else {
       if (!this.ctx.wasReady()) this.ctx.observer?.onDecisionBeforeReady?.({ policy: this.namespace, algorithm: this.policy.algorithm });
@@ -155,9 +196,14 @@ export class Limiter {
    * @internal A script reply turned into the caller's decision. A reply of the wrong shape (something
    * in front of Redis answered instead of the script) is a failure: the fail mode decides, and says so.
    */
-  decisionOf(reply: unknown, leaseId: string, nowMs: number | undefined, started: number): Decision {
+  decisionOf(reply: unknown, leaseId: string, nowMs: number | undefined, started: number, entry: KeyEntry, cost: number, stampMs: number): Decision {
     if (!isDecisionReply(reply)) return this.failDecision(malformedReply(this.spec.script, reply), nowMs, started);
     const decision = decisionFromReply(reply, this.maxCost, this.spec.unit);
+    if (this.denyCache) {
+      // The exact retry time of the reply (µs scripts unrounded), from the instant the call was stamped.
+      const retryMs = this.spec.unit === 'us' ? reply[2] / 1000 : reply[2];
+      entry.denial = decision.allowed || retryMs <= 0 ? undefined : { untilMs: stampMs + retryMs, cost, remaining: decision.remaining, resetAtMs: decision.resetAtMs };
+    }
     if (leaseId && decision.allowed) decision.leaseId = leaseId;
     if (this.ctx.observer) this.observe(decision.allowed ? 'allowed' : 'refused', started);
     return decision;
@@ -176,6 +222,20 @@ export class Limiter {
   lateReply(reply: unknown, record: boolean): void {
     if (!isDecisionReply(reply)) return;
     this.ctx.observer?.onLateDecision?.({ policy: this.namespace, algorithm: this.policy.algorithm, charged: record && reply[0] === 1 });
+  }
+
+  /** The deny cache's refusal of a call of `cost` at `nowMs`, or undefined when Redis must decide. */
+  private denied(entry: KeyEntry, cost: number, nowMs: number): Decision | undefined {
+    const d = entry.denial;
+    if (!d) return undefined;
+    if (nowMs >= d.untilMs) {
+      entry.denial = undefined;
+      return undefined;
+    }
+    // Only the cost refused: a smaller one may fit, a larger one waits longer (its Retry-After would be early).
+    if (cost !== d.cost) return undefined;
+    this.ctx.observer?.onDenyCacheHit?.({ policy: this.namespace, algorithm: this.policy.algorithm });
+    return { allowed: false, limit: this.maxCost, remaining: d.remaining, retryAfterMs: Math.ceil(d.untilMs - nowMs), resetAtMs: d.resetAtMs };
   }
 
   /** Runs one Redis call within the policy's deadline, waiting for a connection only inside it. */
@@ -236,15 +296,21 @@ class DecisionCall extends Deadline implements BatchableCall {
 
   constructor(
     private readonly limiter: Limiter,
-    readonly key: string,
+    private readonly entry: KeyEntry,
     readonly args: ScriptArg[],
     private readonly leaseId: string,
     private readonly nowMs: number | undefined,
     private readonly started: number,
     private readonly record: boolean,
+    private readonly cost: number,
+    private readonly stampMs: number,
   ) {
     super();
     this.start(limiter.policy.timeoutMs);
+  }
+
+  get key(): string {
+    return this.entry.redisKey;
   }
 
   onReply(reply: unknown): void {
@@ -253,7 +319,7 @@ class DecisionCall extends Deadline implements BatchableCall {
       return;
     }
     try {
-      this.resolve(this.limiter.decisionOf(reply, this.leaseId, this.nowMs, this.started));
+      this.resolve(this.limiter.decisionOf(reply, this.leaseId, this.nowMs, this.started, this.entry, this.cost, this.stampMs));
     } catch (error) {
       this.reject(error);
     }
@@ -271,4 +337,20 @@ class DecisionCall extends Deadline implements BatchableCall {
   protected expire(): void {
     this.resolve(this.limiter.failureOf(deadlineError('decision', this.limiter.policy.timeoutMs), this.nowMs, this.started));
   }
+}
+
+/**
+ * Whether a refusal holds until its retry time whatever else happens, so the deny cache may repeat it:
+ * not for concurrency (a slot frees when released, which no refusal foresees), not for a sliding log
+ * that records refused calls (each refused call pushes the retry time further: Redis must see it).
+ */
+function denialsHold(policy: Policy): boolean {
+  if (policy.algorithm === 'concurrency') return false;
+  if (policy.algorithm === 'sliding-log' && policy.recordRejected) return false;
+  return true;
+}
+
+/** The key cache's id of a caller key: a sensitive key is another Redis key than the same text verbatim. */
+function cacheId(key: string, options: IdentityOptions): string {
+  return options.sensitive ? SENSITIVE_MARK + key : key;
 }

@@ -18,6 +18,9 @@ export class Metrics {
   private readonly redisErrors: Counter;
   private readonly lateDecisions: Counter<'algorithm' | 'charged'>;
   private readonly beforeReady: Counter<'algorithm'>;
+  private readonly denyCacheHits: Counter<'algorithm'>;
+  /** One counter child per (rule, outcome): prom-client hashes a label object on every inc() otherwise. */
+  private readonly decisionChildren = new Map<string, { inc(): void }>();
   private readonly laneDepth: Histogram<'queue'>;
   private readonly queueWaitSeconds: Histogram<'queue'>;
   private readonly startLatenessSeconds: Histogram<'queue'>;
@@ -53,6 +56,11 @@ export class Metrics {
       'Decisions asked for before the Redis client was first ready (before sluice.ready() resolved)',
       ['algorithm'],
     );
+    this.denyCacheHits = counter(
+      'sluice_deny_cache_hits_total',
+      'Calls refused from the deny cache (a key Redis refused until T, refused in-process until T) without a Redis call',
+      ['algorithm'],
+    );
     this.laneDepth = histogram('sluice_lane_depth', 'Queued cost units of the lane a submit went to, seen at admission', ['queue'], [
       0, 1, 2, 5, 10, 25, 50, 100, 250, 1000, 10_000,
     ]);
@@ -76,7 +84,13 @@ export class Metrics {
 
   /** One decision of a rule (or a queue submit) as the HTTP layer saw it. */
   recordRule(rule: string, outcome: RuleOutcome): void {
-    this.decisions.inc({ rule, outcome });
+    const id = `${rule}\u0000${outcome}`;
+    let child = this.decisionChildren.get(id);
+    if (!child) {
+      child = this.decisions.labels({ rule, outcome });
+      this.decisionChildren.set(id, child);
+    }
+    child.inc();
   }
 
   recordRulesReload(result: 'applied' | 'refused'): void {
@@ -98,6 +112,10 @@ export class Metrics {
 
   onDecisionBeforeReady(event: { algorithm: Algorithm }): void {
     this.beforeReady.inc({ algorithm: event.algorithm });
+  }
+
+  onDenyCacheHit(event: { algorithm: Algorithm }): void {
+    this.denyCacheHits.inc({ algorithm: event.algorithm });
   }
 
   onLateDecision(event: { algorithm: Algorithm; charged: boolean }): void {

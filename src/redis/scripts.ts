@@ -47,7 +47,7 @@ function includeReader(dir: string): (name: string) => string {
 
 /**
  * The decision scripts that also exist in a batched form: one KEYS[1], a fixed number of ARGV, and a
- * reply per call. Several decisions issued in the same tick then go to Redis as ONE script call.
+ * reply per call. Several decisions issued in the same turn of the event loop then go to Redis as ONE script call.
  */
 export const BATCHED_SCRIPTS: ReadonlySet<string> = new Set(SCRIPT_NAMES.filter((name) => shapeOf(name).batched));
 
@@ -123,7 +123,7 @@ function isNoScript(error: unknown): boolean {
 /** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
 export class ScriptRegistry {
   private readonly scripts = new Map<string, LoadedScript>();
-  /** Calls waiting for the end of the tick, per batched script. */
+  /** Calls waiting for the end of this turn of the event loop, per batched script. */
   private readonly queues = new Map<string, BatchableCall[]>();
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
@@ -167,8 +167,11 @@ export class ScriptRegistry {
   }
 
   /**
-   * Sends a one-key decision: at the end of the current tick, together with the other decisions of the
-   * same script issued in this tick (in issue order), as one script call; alone when nothing joined it.
+   * Sends a one-key decision: after this turn of the event loop's I/O callbacks (setImmediate), together
+   * with the other decisions of the same script issued meanwhile (in issue order), as one script call;
+   * alone when nothing joined it. Not process.nextTick: Node drains the tick queue after every single I/O
+   * callback, so the decisions of 50 HTTP requests read in one poll phase went as 50 calls; they now go
+   * as one or two (docs/decisions/batched-decisions.md).
    * The client must be ready (the caller checks, so nothing ever waits in an offline queue).
    */
   submit(name: BatchedScript, call: BatchableCall): void {
@@ -182,7 +185,7 @@ export class ScriptRegistry {
       this.queues.set(name, queue);
     }
     queue.push(call);
-    if (queue.length === 1) process.nextTick(() => this.flush(name));
+    if (queue.length === 1) setImmediate(() => this.flush(name));
   }
 
   private flush(name: string): void {

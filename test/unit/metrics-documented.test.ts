@@ -35,6 +35,7 @@ async function everySeries(): Promise<Map<string, Map<string, Set<string>>>> {
   for (const outcome of keys(RULE_OUTCOMES)) m.recordRule('api.ip', outcome);
   for (const algorithm of Object.keys(ALGORITHMS) as Algorithm[]) {
     for (const outcome of keys(DECISION_OUTCOMES)) m.onDecision({ algorithm, outcome, latencyMs: 1 });
+    m.onDenyCacheHit({ algorithm });
   }
   m.onRedisError();
   for (const outcome of keys(SUBMIT_OUTCOMES)) m.onSubmit({ queue: 'orders', outcome });

@@ -8,12 +8,15 @@ import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { refusalSeconds } from '../../headers/retry-after.js';
 import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
+import { RefusalLog } from '../refusal-log.js';
 import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
 import { tenantAuth } from '../tenant-auth.js';
 import { descriptorIdentity, type DescriptorEntry, type Rule } from '../../rules/index.js';
 
 export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
   const router = Router();
+  // The first refusal of a client by a rule per interval is a line; the rest are counted (refusal-log.ts).
+  const refusals = new RefusalLog(deps.logger, 'decision refused');
   router.post('/v1/decisions', tenantAuth(deps), requireJson(), jsonBody(deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, deps.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH), async (req: Request, res: Response) => {
     const body = parseBody(decisionBodySchema, req);
     const rules = deps.rules.current();
@@ -51,10 +54,12 @@ export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
           : {}),
       };
       if (over) {
-        deps.logger.info(
-          { event: 'refused', rule: r.rule.name, identity: identityHash(r.identity, (v) => deps.sluice.keys.hash(v)), rulesVersion: rules.version, reason: d.failure ?? 'limit_exceeded' },
-          'decision refused',
-        );
+        refusals.refused(r.rule.name, r.identity, () => ({
+          rule: r.rule.name,
+          identity: identityHash(r.identity, (v) => deps.sluice.keys.hash(v)),
+          rulesVersion: rules.version,
+          reason: d.failure ?? 'limit_exceeded',
+        }));
       }
     });
     // The same number a refusal's Retry-After would be (the middleware's 429): the longest wait of the enforcing rules that refused.
