@@ -162,6 +162,9 @@ describe('Cluster resharding under load', () => {
       }),
     );
     const queue = new Queue(NAME, { connection: raw, prefix: tkeys.bullPrefix });
+    // Every job started; the last ones may still be finishing (a started job is active until BullMQ
+    // records its completion): wait for that, bounded, before the counts.
+    await until(async () => (await queue.getJobCounts('active')).active === 0, 10_000).catch(() => undefined);
     const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'completed', 'failed');
     await queue.close();
 
