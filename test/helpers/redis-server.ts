@@ -38,7 +38,14 @@ async function ping(port: number): Promise<string> {
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await check().catch(() => false)) return;
+    // A check that says waiting is pointless (ExitedBeforeReady) ends the wait; other failures are "not yet".
+    if (
+      await check().catch((error: unknown) => {
+        if (error instanceof ExitedBeforeReady) throw error;
+        return false;
+      })
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -57,9 +64,28 @@ export interface RedisServer {
   dispose(): Promise<void>;
 }
 
-/** Starts `redis-server` on a free port with nothing persisted. */
+/** The server exited before it answered: most likely another process took its port after freePort() saw it free. */
+class ExitedBeforeReady extends Error {}
+
+/**
+ * Starts `redis-server` on a free port with nothing persisted. A port is free when chosen, but another
+ * test process may bind it before this server does (the server then exits at once): it is tried again
+ * on another port, up to 5 times.
+ */
 export async function startRedis(extraArgs: string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    const server = redisOn(await freePort(), extraArgs);
+    try {
+      await server.start();
+      return server;
+    } catch (error) {
+      await server.dispose().catch(() => undefined);
+      if (!(error instanceof ExitedBeforeReady) || attempt >= 5) throw error;
+    }
+  }
+}
+
+function redisOn(port: number, extraArgs: string[]): RedisServer {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'));
   let child: ChildProcess | undefined;
   const end = async (signal: NodeJS.Signals) => {
@@ -80,7 +106,11 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
         { stdio: 'ignore' },
       );
       children.add(child);
-      await waitFor(async () => (await ping(port)) === 'PONG', `redis-server on ${port}`);
+      const started = child;
+      await waitFor(async () => {
+        if (started.exitCode !== null || started.signalCode !== null) throw new ExitedBeforeReady(`redis-server on ${port} exited before it answered`);
+        return (await ping(port)) === 'PONG';
+      }, `redis-server on ${port}`);
     },
     async stop() {
       await end('SIGTERM');
@@ -93,7 +123,6 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await server.start();
   return server;
 }
 
