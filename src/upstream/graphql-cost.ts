@@ -6,7 +6,7 @@
 // refused for cost comes back 200 with an error whose code is THROTTLED, and may be retried once the
 // bucket has restored the requested cost. A queue paced this way counts points: its rate is the restore
 // rate, a job's cost its estimated query cost.
-import { MAX_COUNT, MAX_RETRY_AFTER_MS, bad, ok, type IgnoredHeader, type Parsed, type UpstreamSignal } from './signal.js';
+import { MAX_RETRY_AFTER_MS, jsonCount as count, type IgnoredHeader, type UpstreamSignal } from './signal.js';
 
 /** Where the parsed values come from, as an ignored value names it. */
 const SOURCE = 'extensions.cost';
@@ -21,14 +21,6 @@ export interface GraphqlCost {
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A count the body gave: a finite number from 0 to MAX_COUNT. */
-function count(v: unknown): Parsed<number> {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return bad('malformed');
-  if (v < 0) return bad('negative');
-  if (v > MAX_COUNT) return bad('absurd');
-  return ok(v);
-}
 
 /** Reads a parsed JSON body; undefined when it carries no GraphQL cost. */
 export function parseGraphqlCost(body: unknown): GraphqlCost | undefined {

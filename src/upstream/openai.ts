@@ -3,7 +3,7 @@
 // budget counts only once it is used up (remaining 0: nothing may be sent before its reset), since how
 // many tokens the next call takes is not known.
 import { consistent, field, tighter, type Budget } from './ietf.js';
-import { MAX_RESET_MS, bad, count, ok, type HeaderSource, type IgnoredHeader, type Parsed, type UpstreamSignal } from './signal.js';
+import { MAX_RESET_MS, bad, count, jsonCount, ok, type HeaderSource, type IgnoredHeader, type Parsed, type UpstreamSignal } from './signal.js';
 
 const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, 'µs': 0.001, ns: 0.000001 };
 
@@ -47,6 +47,6 @@ export function usageTokens(body: unknown): number | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const usage = (body as { usage?: unknown }).usage;
   if (typeof usage !== 'object' || usage === null) return undefined;
-  const total = (usage as { total_tokens?: unknown }).total_tokens;
-  return typeof total === 'number' && Number.isFinite(total) && total >= 0 && total <= 1e12 ? total : undefined;
+  const total = jsonCount((usage as { total_tokens?: unknown }).total_tokens);
+  return total.ok ? total.value : undefined;
 }

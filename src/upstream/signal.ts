@@ -60,6 +60,13 @@ export function count(text: string, max = MAX_COUNT): Parsed<number> {
   return n > max ? bad('absurd') : ok(n);
 }
 
+/** A count given as a JSON number (a response body's cost or usage): finite, from 0 to `max`. */
+export function jsonCount(v: unknown, max = MAX_COUNT): Parsed<number> {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return bad('malformed');
+  if (v < 0) return bad('negative');
+  return v > max ? bad('absurd') : ok(v);
+}
+
 /** Delta seconds (integer or fraction) as ms, within {@link MAX_RESET_MS}. */
 export function deltaSeconds(text: string): Parsed<number> {
   const n = count(text);
