@@ -23,6 +23,7 @@
 -- ARGV[11] idempotent: 1 when the job id comes from the caller (an idempotency key): check for a duplicate
 -- ARGV[12] enqueueWithinUs: µs after admission by which the submitter has enqueued the job or given up
 -- ARGV[13] planName: the lane's plan name ('' or absent: none), kept in the lane hash (field n) for the admin view
+-- ARGV[14] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' or absent = none)
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; start = predicted start; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -30,11 +31,15 @@
 --   {-1, retry µs, held, now}      queue_full: retry = exactly until enough of the lane's work has started
 --                                  (held: units queued or handed out and not yet started)
 --   {-2, retry µs, wait µs, now, depth}  wait_too_long: retry = until the predicted wait fits
+--   {-3, retry µs, held, now, quota index}  quota_exhausted: a refusing quota's window is spoken for
+--                                  (started in it, plus this key's queued work for a key quota);
+--                                  retry = until that window resets
 -- Admission moves no meter: the dispatcher (throttle-dispatch.lua) decides when each queued job starts.
 -- The predicted start is the lane's next start plus its queued work at its share of the rate: its own
 -- interval, or, under a global cap, one start per round of the busy lanes.
 -- @include now
 -- @include lane
+-- @include quota
 
 local now = now_us(ARGV[1])
 local job_id = ARGV[2]
@@ -95,6 +100,24 @@ if held + cost > capacity then
 end
 
 local start = base + span(depth, interval, margin)
+-- Spend quotas, in the window the job would start in. A key quota counts the lane's queued work as
+-- spoken for too (it starts first); a queue quota counts what has started (the queued work of every
+-- lane is not summed on each admission). Refusing: 429 until the window resets; deferring: the job is
+-- predicted to start in the next window at the earliest.
+local quotas = parse_quotas(ARGV[14])
+for _, q in ipairs(quotas) do
+  local key, window_end = quota_window(q, KEYS[1], KEYS[7], start)
+  if key then
+    local pending = 0
+    if q.lane then
+      if q.cost then pending = depth else pending = redis.call('ZCARD', KEYS[2]) end
+    end
+    if tonumber(redis.call('GET', key) or 0) + pending + quota_units(q, cost) > q.limit then
+      if q.refuse then return {-3, window_end - now, held, now, q.index} end
+      start = math.max(start, window_end)
+    end
+  end
+end
 if max_wait > 0 and start - now > max_wait then
   return {-2, start - now - max_wait, start - now, now, held}
 end

@@ -17,6 +17,7 @@
 -- ARGV[7]  lanePrefix: a lane's key is lanePrefix .. lane id (its queue: .. ':q')
 -- ARGV[8]  jobPrefix: a BullMQ job hash is jobPrefix .. job id ('p'-prefixed ids are in-process: no job)
 -- ARGV[9]  missingRetryUs: a lane whose head job does not exist yet is looked at again this much after now
+-- ARGV[10] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' = none)
 -- returns {dispatched count, now µs, next µs (0: nothing queued), job id 1, lane id 1, start µs 1, ...}
 --   next: the instant from which the next start is due within the horizon: call again at next - horizon.
 -- How a slot is given out. Under a global cap the next global slot goes to the lane with the smallest
@@ -26,8 +27,12 @@
 -- could start (work-conserving), and lanes slower than their fair share get all they ask for (max-min
 -- fair). Without a cap every lane simply starts at its own rate. Within a lane jobs start in FIFO order,
 -- each at an exact instant one lane interval apart, so workers in several processes keep the order.
+-- Spend quotas are counted here, at the start's window: a lane whose key quota has no room for its head
+-- job waits (in `waiting`) until that window resets; a queue quota without room holds every start until
+-- its reset (a job too big for what is left holds the ones behind it, so starts keep their fair order).
 -- @include now
 -- @include lane
+-- @include quota
 
 local now = now_us(ARGV[1])
 -- While the throttle's slot is being migrated (cluster resharding) its keys may be on either node, and
@@ -46,6 +51,7 @@ local max_jobs = tonumber(ARGV[4])
 local margin = tonumber(ARGV[6])
 local lane_prefix = ARGV[7]
 local job_prefix = ARGV[8]
+local quotas = parse_quotas(ARGV[10])
 
 local g = redis.call('HMGET', KEYS[3], 's', 'v', 'ui', 'ue', 'p')
 local global_slot = tonumber(g[1] or 0)
@@ -113,6 +119,26 @@ while n < max_jobs do
         local burst = tonumber(st[6] or 0)
         local start = t
         if not capped then start = math.max(floor, lane_eligible(tat, paused, interval, burst, margin)) end
+        local blocked = #quotas > 0 and quota_blocked(quotas, lane_key, KEYS[3], start, cost)
+        if blocked and blocked[1] <= horizon then
+          -- The window resets within the horizon: the start is at the reset, counted in the next window
+          -- (which has room unless this start already went past what it allows).
+          local later = blocked[1]
+          blocked = quota_blocked(quotas, lane_key, KEYS[3], later, cost)
+          if not blocked then start = later end
+        end
+        if blocked and not blocked[2] then
+          -- The queue's quota: nothing starts before its reset (the lane keeps its place in `ready`).
+          next_due = blocked[1]
+          break
+        end
+        if blocked then
+          -- This key's quota: the lane waits for its reset; the others go on.
+          redis.call('ZREM', KEYS[2], id)
+          -- (Past the horizon always: a lane put back within it would be taken up again in this call.)
+          redis.call('ZADD', KEYS[1], math.max(blocked[1], horizon + 1), id)
+        else
+        if #quotas > 0 then quota_charge(quotas, lane_key, KEYS[3], start, cost, now, 1) end
         redis.call('ZREM', queue_key, member)
         local key = tonumber(head[2])
         if key < 0 then
@@ -141,6 +167,7 @@ while n < max_jobs do
         else
           redis.call('ZREM', KEYS[4], id)
           redis.call('PEXPIRE', lane_key, ttl(math.max(0, tat - now) / 1000))
+        end
         end
       end
     end

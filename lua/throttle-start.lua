@@ -23,6 +23,10 @@
 -- ARGV[10] horizonUs: a fresh start for a late job is given only within this many µs
 -- ARGV[11] deliveryUs: and no sooner than this after now
 -- ARGV[12] lateToleranceUs: a job that arrives later than this after its start is late
+-- ARGV[13] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' = none)
+-- ARGV[14] refund: '1' when a job sent back ('requeue') with its slot never made its call: the quota
+--          units the dispatcher counted for that slot are given back ('0': the call was made, e.g. the
+--          upstream answered 429, and it counts)
 -- returns {1, start µs, now µs}  go: start the job at `start`
 --         {0, slot µs, now µs}  not now: the worker parks the job in BullMQ's delayed set, then calls
 --                               again with 'requeue' and the slot it had (0: none), which puts it
@@ -39,6 +43,7 @@
 -- (scored now) lets lane repair bring the job back if its worker died between the two steps.
 -- @include now
 -- @include lane
+-- @include quota
 
 local now = now_us(ARGV[1])
 local member = ARGV[2]
@@ -50,6 +55,7 @@ local burst = tonumber(ARGV[7])
 local global_interval = tonumber(ARGV[8])
 local margin = tonumber(ARGV[9])
 local tolerance = tonumber(ARGV[12])
+local quotas = parse_quotas(ARGV[13])
 
 local entry = member .. '|' .. lane_id
 
@@ -65,6 +71,7 @@ local function requeue(slot)
     redis.call('HSET', KEYS[1], 'od', math.max(0, tonumber(redis.call('HGET', KEYS[1], 'od') or 0) - cost))
   end
   if redis.call('ZSCORE', KEYS[2], member) then return {0, 0, now} end
+  if slot and slot > 0 and ARGV[14] == '1' and #quotas > 0 then quota_charge(quotas, KEYS[1], KEYS[4], slot, cost, now, -1) end
   local order = tonumber(redis.call('HGET', KEYS[10], member) or '')
   if order then
     redis.call('HDEL', KEYS[10], member)
@@ -92,6 +99,9 @@ local function late(held)
   local cap = learned(global_interval, g[2], g[3], now)
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park(held) end
+  -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the
+  -- quota units are given back, and its next hand-out counts in the new window).
+  if #quotas > 0 and quota_crosses(quotas, held, start) then return park(held) end
   redis.call('HSET', KEYS[1], 'c', start + span(cost, lane_interval, margin))
   -- A lane with no queued work keeps its meter only as long as it matters (it may even have expired
   -- while this job waited for a worker: the write above made it anew).

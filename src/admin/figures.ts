@@ -14,7 +14,7 @@ export interface QueueFigures {
   startedLast1s: number;
   /** Starts in the 60 whole seconds before the current one. */
   startedLast60s: number;
-  /** Submits refused (queue_full, wait_too_long) in the 60 whole seconds before the current one. */
+  /** Submits refused (queue_full, wait_too_long, quota_exhausted) in the 60 whole seconds before the current one. */
   refusedLast60s: number;
 }
 
@@ -40,7 +40,7 @@ export class LiveFigures implements ThrottleObserver {
   }
 
   onSubmit(event: { queue: string; outcome: string }): void {
-    if (event.outcome === 'queue_full' || event.outcome === 'wait_too_long') this.count(event.queue, 'r');
+    if (event.outcome === 'queue_full' || event.outcome === 'wait_too_long' || event.outcome === 'quota_exhausted') this.count(event.queue, 'r');
   }
 
   private count(queue: string, kind: FigureKind): void {

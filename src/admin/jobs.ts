@@ -14,7 +14,7 @@ export type CancelResult =
 
 export type RetryResult =
   | { retried: true; startsAtMs: number; position: number }
-  | { retried: false; reason: 'queue_full' | 'wait_too_long'; retryAfterMs: number; capacity: number; queued: number }
+  | { retried: false; reason: 'queue_full' | 'wait_too_long' | 'quota_exhausted'; retryAfterMs: number; capacity: number; queued: number }
   | { retried: false; reason: 'not_failed'; state: string }
   | { retried: false; reason: 'missing' };
 
@@ -87,7 +87,7 @@ export async function retryJob(throttle: Throttle, jobId: string): Promise<Retry
   if (state !== 'failed') return { retried: false, reason: 'not_failed', state: state === 'delayed' || state === 'waiting' ? 'queued' : state };
   const { l: lane, c: cost, pl: plan } = job.data;
   const reply = await throttle.readmit(lane, jobId, cost, plan);
-  if (reply.kind === 'queue_full' || reply.kind === 'wait_too_long') {
+  if (reply.kind === 'queue_full' || reply.kind === 'wait_too_long' || reply.kind === 'quota_exhausted') {
     return { retried: false, reason: reply.kind, retryAfterMs: Math.ceil(reply.retryUs / 1000), capacity: throttle.limitsOf(lane, plan).capacity, queued: reply.depth };
   }
   if (reply.kind !== 'admitted') return { retried: false, reason: 'not_failed', state };

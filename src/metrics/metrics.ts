@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Algorithm } from '../limiters/policy.js';
 import type { DecisionOutcome } from '../limiters/limiter.js';
 import type { IgnoreReason, SubmitOutcome, UpstreamEvent } from '../throttle/observer.js';
+import type { QuotaUse } from '../throttle/quota.js';
 
 /** Outcomes of a decision as the HTTP layer reports them (a queued submit is 'deferred'). */
 export type RuleOutcome = 'allowed' | 'deferred' | 'duplicate' | 'refused' | 'shadow-refused' | 'fail-open' | 'fail-closed';
@@ -32,6 +33,9 @@ export class Metrics {
   private readonly costReconciled: Counter<'queue' | 'direction'>;
   private readonly rulesReloads: Counter<'result'>;
   private readonly waitsOpen: Gauge<'kind'>;
+  private readonly quotaRefusals: Counter<'queue' | 'scope' | 'period'>;
+  /** Readers of each queue's queue-scoped quota use, read at every scrape. */
+  private readonly quotaReaders = new Map<string, () => Promise<readonly QuotaUse[]>>();
   private readonly streamsDropped: Counter;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
@@ -79,6 +83,26 @@ export class Metrics {
     this.costReconciled = counter('sluice_cost_reconciled_units_total', "Cost units charged or refunded after jobs reported an actual cost other than their admitted one", ['queue', 'direction']);
     this.rulesReloads = counter('sluice_rules_reloads_total', 'Rules file reloads by result', ['result']);
     this.waitsOpen = new Gauge({ name: 'sluice_job_waits_open', help: 'HTTP requests held open for a job: long-polls (?wait=) and SSE event streams', labelNames: ['kind'], registers: [this.registry] });
+    this.quotaRefusals = counter('sluice_quota_refusals_total', 'Submits refused because a spend quota of their queue (scope key or queue) was used up for its window (day or month)', [
+      'queue',
+      'scope',
+      'period',
+    ]);
+    const readers = this.quotaReaders;
+    new Gauge<'queue' | 'period' | 'unit'>({
+      name: 'sluice_quota_used',
+      help: "Calls or cost units started in the current window of each queue-wide spend quota (read from Redis at each scrape)",
+      labelNames: ['queue', 'period', 'unit'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [queue, read] of readers) {
+          // A scrape must not fail for one unreachable Redis: that queue's series is left out this time.
+          const uses = await read().catch(() => []);
+          for (const u of uses) this.set({ queue, period: u.period, unit: u.unit }, u.used);
+        }
+      },
+    });
     this.streamsDropped = counter('sluice_job_event_streams_dropped_total', 'SSE job event streams closed because the client did not read (its buffer passed the bound)', []);
   }
 
@@ -123,7 +147,7 @@ export class Metrics {
   }
 
   onSubmit(event: { queue: string; outcome: SubmitOutcome }): void {
-    if (event.outcome === 'queue_full' || event.outcome === 'wait_too_long') this.recordRule(`queue:${event.queue}`, 'refused');
+    if (event.outcome === 'queue_full' || event.outcome === 'wait_too_long' || event.outcome === 'quota_exhausted') this.recordRule(`queue:${event.queue}`, 'refused');
     else this.recordRule(`queue:${event.queue}`, event.outcome === 'duplicate' ? 'duplicate' : 'deferred');
   }
 
@@ -151,6 +175,15 @@ export class Metrics {
 
   onReconcile(event: { queue: string; direction: 'charge' | 'refund'; units: number }): void {
     this.costReconciled.inc({ queue: event.queue, direction: event.direction }, event.units);
+  }
+
+  onQuotaRefusal(event: { queue: string; scope: 'key' | 'queue'; period: 'day' | 'month' }): void {
+    this.quotaRefusals.inc(event);
+  }
+
+  /** Reads `queue`'s queue-wide quota use at every scrape (`sluice_quota_used`). */
+  watchQuotas(queue: string, read: () => Promise<readonly QuotaUse[]>): void {
+    this.quotaReaders.set(queue, read);
   }
 
   onRepair(event: { queue: string; units: number }): void {

@@ -35,15 +35,15 @@ export const SCRIPT_TABLE = {
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
     keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing'],
-    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName'],
+    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas'],
   },
   'throttle-dispatch': {
     keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta'],
-    argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs'],
+    argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs', 'quotas'],
   },
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack'],
-    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs'],
+    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund'],
   },
   'throttle-release': {
     keys: ['lane', 'laneQueue', 'busy', 'waiting', 'ready'],

@@ -5,6 +5,7 @@
 // what it sets, so the throttle's own defaults apply to the rest).
 import { z } from 'zod';
 import { backoffSchema, planLimitsSchema, throttleConfigSchema, upstreamLearnSchema, type ThrottleConfigInput } from '../throttle/config.js';
+import { quotaSchema, MAX_QUOTAS } from '../throttle/quota.js';
 import { durationSchema } from './duration.js';
 import { nameSchema } from './limit-schema.js';
 
@@ -27,9 +28,19 @@ export const THROTTLE_NAMES = {
   floor_per_second: 'floorPerSecond',
   scope: 'scope',
   send_headroom: 'sendHeadroomMs',
+  quotas: 'quotas',
+  period: 'period',
+  unit: 'unit',
+  limit: 'limit',
+  time_zone: 'timeZone',
+  when_exhausted: 'whenExhausted',
 } as const satisfies Record<
   string,
-  keyof ThrottleConfigInput | keyof z.input<typeof backoffSchema> | keyof z.input<typeof planLimitsSchema> | keyof z.input<typeof upstreamLearnSchema>
+  | keyof ThrottleConfigInput
+  | keyof z.input<typeof backoffSchema>
+  | keyof z.input<typeof planLimitsSchema>
+  | keyof z.input<typeof upstreamLearnSchema>
+  | keyof z.input<typeof quotaSchema>
 >;
 type Names = typeof THROTTLE_NAMES;
 
@@ -84,6 +95,21 @@ const upstreamFileSchema = z
   .strict()
   .transform(renamed);
 
+const quota = quotaSchema.shape;
+
+/** One spend quota of a queue: the throttle's, under the file's names. */
+const quotaFileSchema = z
+  .object({
+    scope: quota.scope,
+    period: quota.period,
+    unit: quota.unit.removeDefault().optional(),
+    limit: quota.limit,
+    time_zone: quota.timeZone.optional(),
+    when_exhausted: quota.whenExhausted.removeDefault().optional(),
+  })
+  .strict()
+  .transform(renamed);
+
 /** A queue's `backoff`: the throttle's, its delay a duration. */
 const backoffFileSchema = z.object({ type: backoff.type, delay: durationOf(backoff.delayMs) }).strict().transform(renamed);
 
@@ -121,6 +147,8 @@ export const queueThrottleFields = {
   default_plan: nameSchema.optional(),
   /** Learning the upstream's limit: `learn` (default true), `floor_per_second`, `scope` (queue or lane). */
   upstream: upstreamFileSchema.optional(),
+  /** Spend quotas: calls or cost per day or month, per key or for the queue, in a time zone. */
+  quotas: z.array(quotaFileSchema).max(MAX_QUOTAS).optional(),
 } satisfies { [K in keyof Names]?: z.ZodType };
 
 /** A parsed queue's throttle fields. */

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { SluiceError } from '../errors.js';
 import { describeIssues, issuesOf } from '../validation.js';
 import { NAME_PATTERN } from '../redis/keys.js';
+import { QuotaArgs, quotasSchema } from './quota.js';
 
 const rate = z.number().positive().max(100_000);
 
@@ -103,6 +104,11 @@ export const throttleConfigSchema = z
     defaultPlan: z.string().optional(),
     /** Learning the upstream's limit (on by default). */
     upstream: upstreamLearnSchema.default({ learn: true, sendHeadroomMs: 10 }),
+    /**
+     * Spend quotas: calls or cost units per calendar day or month, per key or for the whole queue, in a
+     * time zone (docs/algorithms.md, "Spend quotas"); at most 4.
+     */
+    quotas: quotasSchema.optional(),
   })
   .strict()
   .refine((c) => c.upstream.floorPerSecond === undefined || c.upstream.floorPerSecond <= Math.min(c.ratePerSecond, c.globalRatePerSecond ?? Infinity), {
@@ -112,6 +118,20 @@ export const throttleConfigSchema = z
   .refine((c) => c.defaultPlan === undefined || c.plans?.[c.defaultPlan] !== undefined, {
     message: 'defaultPlan must name one of plans',
     path: ['defaultPlan'],
+  })
+  .superRefine((c, ctx) => {
+    // A lane admits jobs of up to its capacity in cost: a cost quota smaller than that would hold such a
+    // job (and every job behind it in its lane) forever.
+    const largest = Math.max(c.capacity, ...Object.values(c.plans ?? {}).map((p) => p.capacity));
+    c.quotas?.forEach((q, i) => {
+      if (q.unit === 'cost' && q.limit < largest) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['quotas', i, 'limit'],
+          message: `a job may cost up to ${largest} (the largest lane capacity), more than this quota's limit of ${q.limit}: it could never start; raise the limit or lower the capacity`,
+        });
+      }
+    });
   });
 
 export type ThrottleConfigInput = z.input<typeof throttleConfigSchema>;
@@ -146,6 +166,8 @@ export interface ThrottleTiming {
    * deadlines, plus a second): a job still missing afterwards is lost, and lane repair frees its unit.
    */
   enqueueByUs: number;
+  /** The spend quotas' script argument. */
+  quotas: QuotaArgs;
 }
 
 /**
@@ -175,5 +197,6 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) / 2),
     sendHeadroomUs: config.upstream.sendHeadroomMs * 1000,
     enqueueByUs: (2 * config.submitTimeoutMs + 1_000) * 1000,
+    quotas: new QuotaArgs(config.quotas ?? []),
   };
 }

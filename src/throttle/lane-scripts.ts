@@ -17,7 +17,8 @@ export type AdmitReply =
   | { kind: 'queued-duplicate'; startUs: number; position: number; nowUs: number }
   | { kind: 'finished-duplicate'; nowUs: number }
   | { kind: 'queue_full'; retryUs: number; depth: number; nowUs: number }
-  | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number; nowUs: number };
+  | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number; nowUs: number }
+  | { kind: 'quota_exhausted'; retryUs: number; depth: number; nowUs: number; quota: number };
 
 /** A worker's answer from the gate: start at `startUs`, or the job went back to its lane (park it). */
 export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; slotUs?: number; nowUs: number };
@@ -31,8 +32,12 @@ export interface DispatchReply {
 }
 
 /** How a worker asks the gate: a job just taken, a job that missed its start, a job sent back. */
-/** `requeue`'s `slotUs`: the start the job was given (it orders the job among those sent back); none for a retry. */
-export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined };
+/**
+ * `requeue`'s `slotUs`: the start the job was given (it orders the job among those sent back); none for a
+ * retry. `callMade`: the job started and made its call (the upstream said "later"): the spend quotas keep
+ * counting it; otherwise what the dispatcher counted for `slotUs` is given back.
+ */
+export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean };
 
 export interface LaneState {
   slotUs: number;
@@ -82,6 +87,7 @@ export class LaneScripts {
           idempotent: idempotent ? 1 : 0,
           enqueueWithinUs: t.enqueueByUs,
           planName: plan,
+          quotas: t.quotas.arg(now),
         },
       ),
       4,
@@ -99,6 +105,8 @@ export class LaneScripts {
         return { kind: 'queue_full', retryUs: a, depth: b, nowUs };
       case -2:
         return { kind: 'wait_too_long', retryUs: a, waitUs: b, depth: depth ?? 0, nowUs };
+      case -3:
+        return { kind: 'quota_exhausted', retryUs: a, depth: b, nowUs, quota: depth ?? 0 };
       default:
         throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle-admit answered ${JSON.stringify(reply)}`);
     }
@@ -139,6 +147,8 @@ export class LaneScripts {
           horizonUs: t.leadUs,
           deliveryUs: t.deliveryUs,
           lateToleranceUs: t.lateToleranceUs,
+          quotas: t.quotas.arg(now),
+          refund: how.mode === 'requeue' && !how.callMade ? 1 : 0,
         },
       ),
       3,
@@ -169,6 +179,7 @@ export class LaneScripts {
         lanePrefix: this.keys.lanePrefix,
         jobPrefix: this.keys.jobPrefix,
         missingRetryUs: MISSING_RETRY_US,
+        quotas: t.quotas.arg(now),
       },
     );
     if (!Array.isArray(reply) || reply.length < 3 || (reply.length - 3) % 3 !== 0) {

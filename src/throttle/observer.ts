@@ -7,7 +7,7 @@ export type { IgnoreReason };
 /** How a report of an upstream's answer was read. */
 export type UpstreamEvent = 'budget' | 'throttled' | 'ok' | 'ignored';
 
-export type SubmitOutcome = 'admitted' | 'duplicate' | 'queue_full' | 'wait_too_long';
+export type SubmitOutcome = 'admitted' | 'duplicate' | 'queue_full' | 'wait_too_long' | 'quota_exhausted';
 
 export interface ThrottleObserver {
   /** A submit was decided. `waitMs` is the predicted wait of an admitted job. */
@@ -30,6 +30,8 @@ export interface ThrottleObserver {
    * with: `units` were charged (more) or refunded (less) to its lane's and the queue's meters.
    */
   onReconcile?(event: { queue: string; direction: 'charge' | 'refund'; units: number }): void;
+  /** A submit was refused by a spend quota (its window was spoken for). */
+  onQuotaRefusal?(event: { queue: string; scope: 'key' | 'queue'; period: 'day' | 'month' }): void;
   /** Lane repair removed members whose job was lost. */
   onRepair?(event: { queue: string; units: number }): void;
 }

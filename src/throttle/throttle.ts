@@ -22,6 +22,7 @@ import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
 import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
 import { waitForJob } from './wait.js';
+import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
 
 export interface SubmitOptions extends IdentityOptions {
@@ -57,9 +58,15 @@ export type SubmitResult =
     }
   | {
       admitted: false;
-      reason: 'queue_full' | 'wait_too_long';
-      /** Exact ms until a submit of the same cost would be admitted, if the lane drains on schedule. */
+      /** `quota_exhausted`: a refusing spend quota's window is spoken for (see `quota`). */
+      reason: 'queue_full' | 'wait_too_long' | 'quota_exhausted';
+      /**
+       * Exact ms until a submit of the same cost would be admitted, if the lane drains on schedule (a
+       * quota: until its window resets).
+       */
       retryAfterMs: number;
+      /** The spend quota that refused (reason `quota_exhausted`). */
+      quota?: Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'>;
       capacity: number;
       /** Cost units the lane holds now: queued, or handed to a worker and not started yet. */
       queued: number;
@@ -73,6 +80,8 @@ export interface LaneInfo {
   capacity: number;
   /** The earliest instant (epoch ms) the lane's next start may happen. */
   nextStartAtMs: number;
+  /** The queue's spend quotas and their use in the current window (this key's for a key quota). */
+  quotas?: QuotaUse[];
 }
 
 export class Throttle {
@@ -209,21 +218,27 @@ export class Throttle {
     });
     this.ctx.observer?.onSubmit?.({
       queue: this.name,
-      outcome: reply.kind === 'admitted' ? 'admitted' : reply.kind.endsWith('duplicate') ? 'duplicate' : (reply.kind as 'queue_full'),
+      outcome: reply.kind === 'admitted' ? 'admitted' : reply.kind === 'queued-duplicate' || reply.kind === 'finished-duplicate' ? 'duplicate' : reply.kind,
       cost,
       ...(reply.kind === 'admitted' ? { waitMs: (reply.startUs - reply.nowUs) / 1000 } : {}),
     });
+    if (reply.kind === 'quota_exhausted') {
+      const q = this.quotaOf(reply.quota);
+      this.ctx.observer?.onQuotaRefusal?.({ queue: this.name, scope: q.scope, period: q.period });
+    }
     if (reply.kind === 'admitted') this.ctx.observer?.onLaneDepth?.({ queue: this.name, depth: reply.position + 1 });
     else if (reply.kind === 'queue_full') this.ctx.observer?.onLaneDepth?.({ queue: this.name, depth: reply.depth });
     switch (reply.kind) {
       case 'queue_full':
       case 'wait_too_long':
+      case 'quota_exhausted':
         return {
           admitted: false,
           reason: reply.kind,
           retryAfterMs: Math.ceil(reply.retryUs / 1000),
           capacity: limits.capacity,
           queued: reply.depth,
+          ...(reply.kind === 'quota_exhausted' ? { quota: this.quotaOf(reply.quota) } : {}),
         };
       case 'queued-duplicate':
         // The first submit may have died (or timed out) between its admission and its enqueue: adding
@@ -291,16 +306,49 @@ export class Throttle {
     return status;
   }
 
+  /** The configured spend quota at `index` (as a refusal names it). @internal */
+  quotaOf(index: number): Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'> {
+    const q = this.config.quotas?.[index];
+    if (!q) throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle '${this.name}' has no quota ${index}`);
+    return { scope: q.scope, period: q.period, unit: q.unit, limit: q.limit, timeZone: q.timeZone };
+  }
+
+  /**
+   * Every spend quota's use in its current window: a key quota's for `laneId`, a queue quota's for the
+   * whole queue (`laneId` undefined: the queue quotas only). `nowMs`: the instant (default: now).
+   */
+  async quotaUse(laneId: string | undefined, nowMs = Date.now()): Promise<QuotaUse[]> {
+    const quotas = (this.config.quotas ?? []).map((q, index) => ({ q, index })).filter(({ q }) => laneId !== undefined || q.scope === 'queue');
+    if (quotas.length === 0) return [];
+    const windows = quotas.map(({ q }) => quotaWindows(q, nowMs));
+    const keys = quotas.map(({ q, index }, i) => (q.scope === 'key' ? this.keys.lane(laneId!) : this.keys.global) + quotaCounterSuffix(index, windows[i]!.startMs));
+    // One slot (the throttle's hash tag): one MGET on a cluster too.
+    const used = await this.withinDeadline('quota', () => this.ctx.admission().client.mget(...keys));
+    return quotas.map(({ q }, i) => ({
+      scope: q.scope,
+      period: q.period,
+      unit: q.unit,
+      limit: q.limit,
+      used: Number(used[i] ?? 0),
+      resetsAtMs: windows[i]!.endMs,
+      timeZone: q.timeZone,
+    }));
+  }
+
   /** The state of `key`'s lane. */
   async lane(key: string, options: IdentityOptions & { nowMs?: number; plan?: string } = {}): Promise<LaneInfo> {
     const laneId = this.keys.laneId(key, options);
     const limits = this.limitsOf(laneId, this.planName(options.plan));
-    const s = await this.withinDeadline('lane', () => this.admitLanes.state(laneId, nowArg(options.nowMs)));
+    const [s, quotas] = await Promise.all([
+      this.withinDeadline('lane', () => this.admitLanes.state(laneId, nowArg(options.nowMs))),
+      this.quotaUse(laneId, options.nowMs),
+    ]);
     return {
       depth: s.depth,
       jobs: s.jobs,
       capacity: limits.capacity,
       nextStartAtMs: Math.ceil(Math.max(s.nowUs, s.slotUs) / 1000),
+      ...(quotas.length > 0 ? { quotas } : {}),
     };
   }
 
@@ -318,7 +366,7 @@ export class Throttle {
       await this.prepare();
       return this.admitLanes.admit(laneId, jobId, cost, false, '');
     });
-    if (reply.kind === 'queue_full' || reply.kind === 'wait_too_long') {
+    if (reply.kind === 'queue_full' || reply.kind === 'wait_too_long' || reply.kind === 'quota_exhausted') {
       const retryAfterMs = Math.ceil(reply.retryUs / 1000);
       throw new SluiceError('SLUICE_ERR_QUEUE_FULL', `throttle '${this.name}': ${reply.kind}, retry in ${retryAfterMs} ms`, {
         details: { reason: reply.kind, retryAfterMs },
@@ -335,7 +383,7 @@ export class Throttle {
         // In-process: every wait is spent here; fn runs in the same step as the lateness check.
         const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => fn());
         if (outcome.started) return await outcome.result;
-        // It missed its start: back to its lane, dispatched again at its turn.
+        // It missed its start: back to its lane, dispatched again at its turn (no call was made).
         await this.gateLanes.start(laneId, jobId, cost, { mode: 'requeue', slotUs: outcome.slotUs });
       }
     } catch (error) {

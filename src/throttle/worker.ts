@@ -282,7 +282,8 @@ export class ThrottleWorker {
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: late ? 'rate' : 'upstream' });
       if (!late) await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + PARK_MS, token);
-      await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
+      // An upstream's "later" came from a call that was made: it stays counted in the spend quotas.
+      await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs, callMade: !late });
       void throttle.recordEvent('deferred', job.id!, { ...whose(job), reason: late ? 'rate' : 'upstream', delayMs: error.delayMs });
       throw new DelayedError();
     } finally {

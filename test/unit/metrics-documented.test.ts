@@ -18,7 +18,7 @@ const CONFIGURED_LABELS = new Set(['rule', 'queue']);
 // without adding it here fails the type check, so these lists cannot fall behind the code.
 const RULE_OUTCOMES: Record<RuleOutcome, true> = { allowed: true, deferred: true, duplicate: true, refused: true, 'shadow-refused': true, 'fail-open': true, 'fail-closed': true };
 const DECISION_OUTCOMES: Record<DecisionOutcome, true> = { allowed: true, refused: true, 'fail-open': true, 'fail-closed': true };
-const SUBMIT_OUTCOMES: Record<SubmitOutcome, true> = { admitted: true, duplicate: true, queue_full: true, wait_too_long: true };
+const SUBMIT_OUTCOMES: Record<SubmitOutcome, true> = { admitted: true, duplicate: true, queue_full: true, wait_too_long: true, quota_exhausted: true };
 type FinishOutcome = Parameters<NonNullable<ThrottleObserver['onFinish']>>[0]['outcome'];
 const FINISH_OUTCOMES: Record<FinishOutcome, true> = { completed: true, failed: true, retrying: true };
 type DeferReason = Parameters<NonNullable<ThrottleObserver['onDefer']>>[0]['reason'];
@@ -44,6 +44,10 @@ async function everySeries(): Promise<Map<string, Map<string, Set<string>>>> {
   for (const reason of keys(DEFER_REASONS)) m.onDefer({ queue: 'orders', reason });
   for (const outcome of keys(FINISH_OUTCOMES)) m.onFinish({ queue: 'orders', outcome });
   m.onRepair({ queue: 'orders', units: 1 });
+  for (const scope of ['key', 'queue'] as const) for (const period of ['day', 'month'] as const) m.onQuotaRefusal({ queue: 'orders', scope, period });
+  m.watchQuotas('orders', () =>
+    Promise.resolve((['day', 'month'] as const).flatMap((period) => (['calls', 'cost'] as const).map((unit) => ({ scope: 'queue' as const, period, unit, limit: 10, used: 3, resetsAtMs: 0, timeZone: 'UTC' })))),
+  );
   for (const event of keys(UPSTREAM_EVENTS)) m.onUpstream({ queue: 'orders', event, ignored: keys(IGNORE_REASONS).map((reason) => ({ header: 'RateLimit', reason })) });
   for (const result of keys(RELOAD_RESULTS)) m.recordRulesReload(result);
   for (const kind of keys(WAIT_KINDS)) m.onWaitOpened(kind);

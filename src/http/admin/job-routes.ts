@@ -64,7 +64,7 @@ export function jobRoutes(ctx: AdminContext): Router {
         error: 'rate_limit_exceeded',
         retry_after: retryAfter,
         reason: result.reason,
-        message: `the job's lane in queue '${queue}' is ${result.reason === 'queue_full' ? `full (capacity ${result.capacity})` : 'too far behind'}; retry in ${retryAfter} s`,
+        message: `the job's lane in queue '${queue}' is ${result.reason === 'queue_full' ? `full (capacity ${result.capacity})` : result.reason === 'quota_exhausted' ? 'out of its spend quota for this window' : 'too far behind'}; retry in ${retryAfter} s`,
       });
       return;
     }

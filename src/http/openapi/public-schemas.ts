@@ -21,7 +21,7 @@ export const problemSchema = z.object({
 export const refusalSchema = z.object({
   error: z.literal('rate_limit_exceeded'),
   retry_after: z.number().int(),
-  reason: z.enum(['queue_full', 'wait_too_long']).optional(),
+  reason: z.enum(['queue_full', 'wait_too_long', 'quota_exhausted']).optional(),
   message: z.string(),
 });
 

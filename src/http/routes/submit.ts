@@ -78,7 +78,9 @@ export function submitRoute(deps: AppDeps, throttles: QueueThrottles, control: C
         message: (retryAfter) =>
           result.reason === 'queue_full'
             ? `queue '${queue.name}' is full for this key (capacity ${result.capacity}); retry in ${retryAfter} s`
-            : `the wait in queue '${queue.name}' would be longer than allowed; retry in ${retryAfter} s`,
+            : result.reason === 'quota_exhausted'
+              ? `the ${result.quota!.period === 'day' ? 'daily' : 'monthly'} ${result.quota!.scope === 'key' ? "key's" : "queue's"} quota of queue '${queue.name}' (${result.quota!.limit} ${result.quota!.unit}) is used up; it resets in ${retryAfter} s`
+              : `the wait in queue '${queue.name}' would be longer than allowed; retry in ${retryAfter} s`,
       });
       return;
     }
