@@ -5,7 +5,7 @@ import { createServer, type Server, type ServerOptions } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { SluiceError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
-import { loadRules, watchRules, type RulesWatcher } from '../rules/index.js';
+import { loadRules, watchRules, type QueueRule, type RulesWatcher } from '../rules/index.js';
 import { createSluice, type Sluice } from '../sluice.js';
 import type { ProcessConfig } from './process-config.js';
 import { checkHashSecret } from './hash-secret.js';
@@ -90,9 +90,21 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
         metrics.recordRulesReload('applied');
         logger.info({ event: 'rules_reloaded', rulesVersion: next.version }, 'rules reloaded');
         if (reloader) void reloader.reload(next.queues, next.version);
+        watchQuotas(next.queues);
       },
       onError: () => metrics.recordRulesReload('refused'),
     });
+    // Queue-wide spend quotas in the metrics (sluice_quota_used), read at each scrape under the rules in force.
+    const watchQuotas = (queues: readonly QueueRule[]) => {
+      for (const queue of queues) {
+        if (!queue.throttle.quotas?.some((q) => q.scope === 'queue')) continue;
+        metrics.watchQuotas(queue.name, async () => {
+          const now = watcher!.current().queues.find((q) => q.name === queue.name);
+          return now ? sluice.throttle(now.name, now.throttle).quotaUse(undefined) : [];
+        });
+      }
+    };
+    watchQuotas(watcher.current().queues);
     // Overrides, drain and pause flags, followed within 250 ms of any change; before the app and the workers start.
     control = await startControlPlane(sluice, watcher, figures, logger);
     if (parts.server) {

@@ -46,6 +46,7 @@ export function semanticIssues(data: unknown): PathIssue[] {
     const name = str(q.name);
     if (name !== undefined) duplicate(issues, queuesSeen, name, ['queues', i, 'name'], `duplicate queue '${name}'`);
     upstreamIssues(issues, q, i);
+    quotaIssues(issues, q, i);
     const headers = isRec(q.handler) && isRec(q.handler.headers) ? q.handler.headers : {};
     for (const [header, value] of Object.entries(headers)) {
       if (typeof value === 'string' && isSecretHeader(header)) {
@@ -72,6 +73,21 @@ function upstreamIssues(issues: PathIssue[], q: Record<string, unknown>, i: numb
       message: `a floor of ${floor}/s is above the queue's configured rate (${ceiling}/s): learning only ever slows a queue`,
     });
   }
+}
+
+/** A lane admits jobs of up to its capacity in cost: a cost quota below that could never start such a job. */
+function quotaIssues(issues: PathIssue[], q: Record<string, unknown>, i: number): void {
+  const plans = isRec(q.plans) ? Object.values(q.plans) : [];
+  const capacities = [q.capacity, ...plans.map((p) => (isRec(p) ? p.capacity : undefined))].filter((c): c is number => typeof c === 'number');
+  if (capacities.length === 0) return;
+  const largest = Math.max(...capacities);
+  list(q.quotas).forEach((quota, j) => {
+    if (!isRec(quota) || quota.unit !== 'cost' || typeof quota.limit !== 'number' || quota.limit >= largest) return;
+    issues.push({
+      path: ['queues', i, 'quotas', j, 'limit'],
+      message: `a job may cost up to ${largest} (the largest lane capacity), more than this quota's limit of ${quota.limit}: it could never start; raise the limit or lower the capacity`,
+    });
+  });
 }
 
 function duplicate(issues: PathIssue[], seen: Map<string, FieldPath>, name: string, path: FieldPath, message: string): void {

@@ -1,5 +1,6 @@
 // The public view of a throttled job, read from BullMQ's job record.
 import type { Job } from 'bullmq';
+import type { QuotaUse } from './quota.js';
 
 /** Where a job is: queued (waiting for its slot), active, completed or failed. */
 export type JobState = 'queued' | 'active' | 'completed' | 'failed';
@@ -27,6 +28,8 @@ export interface JobStatus {
   /** The lane it was admitted into. */
   lane?: string;
   cost?: number;
+  /** A queued job's lane's spend quotas (and the queue's) in their current window: what it waits for when one is used up. */
+  quotas?: QuotaUse[];
   /** The callback URL it was submitted with, and every delivery attempt so far. */
   callback?: { url: string; delivered: boolean; attempts: { atMs: number; status?: number; error?: string; durationMs: number; delivered: boolean }[] };
 }

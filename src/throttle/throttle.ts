@@ -284,6 +284,7 @@ export class Throttle {
   async job(jobId: string, options: { tenant?: string } = {}): Promise<JobStatus | null> {
     const status = await this.withinDeadline('job', () => this.readJob(jobId));
     if (status && options.tenant !== undefined && status.tenant !== options.tenant) return null;
+    if (status?.state === 'queued' && status.lane !== undefined && this.config.quotas?.length) status.quotas = await this.quotaUse(status.lane);
     return status;
   }
 

@@ -7,6 +7,7 @@ import { SluiceError } from '../../errors.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
 import { actorOf, iso, parsePart, queueOf, record, send, type AdminContext } from './context.js';
+import { quotaView } from '../live/job-view.js';
 import {
   laneDetailResponseSchema,
   laneIdBodySchema,
@@ -52,7 +53,11 @@ export function laneRoutes(ctx: AdminContext): Router {
   router.get('/v1/admin/queues/:queue/lanes/:lane', async (req: Request, res: Response) => {
     const { queue, lane } = parsePart(laneParamsSchema, req.params, 'path');
     const { throttle } = await queueOf(ctx, queue);
-    const [detail, override] = await Promise.all([laneDetail(ctx.deps.sluice.redis, throttle, lane), ctx.store.override(throttle.keys, lane, Date.now())]);
+    const [detail, override, quotas] = await Promise.all([
+      laneDetail(ctx.deps.sluice.redis, throttle, lane),
+      ctx.store.override(throttle.keys, lane, Date.now()),
+      throttle.quotaUse(lane),
+    ]);
     if (!detail && !override) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no lane '${lane}' in queue '${queue}' (no queued work, pause or override)`);
     const limits = throttle.limitsOf(lane, detail?.plan);
     send(res, 200, laneDetailResponseSchema, {
@@ -66,6 +71,7 @@ export function laneRoutes(ctx: AdminContext): Router {
       nextStartAt: iso(detail?.nextStartAtMs ?? Date.now())!,
       ...(detail?.pausedUntilMs !== undefined ? { pausedUntil: iso(detail.pausedUntilMs) } : {}),
       queued: (detail?.queued ?? []).map((j) => ({ id: j.id, cost: j.cost, predictedStartAt: iso(j.predictedStartAtMs)! })),
+      ...(quotas.length > 0 ? { quotas: quotas.map(quotaView) } : {}),
     });
   });
 

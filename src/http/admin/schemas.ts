@@ -2,6 +2,7 @@
 // routes parse with them and the OpenAPI document is generated from them: one source of truth.
 import { z } from 'zod';
 import { overrideBodySchema } from '../../admin/override.js';
+import { quotaUseSchema } from '../openapi/public-schemas.js';
 
 export { overrideBodySchema };
 
@@ -101,6 +102,8 @@ export const laneDetailResponseSchema = z.object({
   nextStartAt: iso,
   pausedUntil: iso.optional(),
   queued: z.array(z.object({ id: z.string(), cost: z.number().int(), predictedStartAt: iso })),
+  /** The queue's spend quotas: this lane's use of a key quota, the queue's of a queue quota. */
+  quotas: z.array(quotaUseSchema).optional(),
 });
 
 export const jobDetailResponseSchema = z.object({

@@ -34,6 +34,17 @@ export const submittedSchema = z.object({
   duplicate: z.literal(true).optional(),
 });
 
+/** A spend quota and its use in the current window. */
+export const quotaUseSchema = z.object({
+  scope: z.enum(['key', 'queue']),
+  period: z.enum(['day', 'month']),
+  unit: z.enum(['calls', 'cost']),
+  limit: z.number().int(),
+  used: z.number().int(),
+  resetsAt: iso,
+  timeZone: z.string(),
+});
+
 export const jobStatusSchema = z.object({
   id: z.string(),
   queue: z.string(),
@@ -47,6 +58,8 @@ export const jobStatusSchema = z.object({
   failedReason: z.string().optional(),
   /** The last progress its handler reported (job.progress(value)). */
   progress: z.unknown().optional(),
+  /** A queued job's spend quotas (its key's, the queue's) in their current window. */
+  quotas: z.array(quotaUseSchema).optional(),
   /** Its callback_url and every delivery attempt (at, delivered, status or error, durationMs). */
   callback: z
     .object({
