@@ -13,6 +13,8 @@
 -- ARGV[5]  marginPpm: pacing margin in parts per million
 -- ARGV[6]  horizonUs: the dispatch horizon (no job is handed out for a start later than now + this)
 -- ARGV[7]  laneId: lane id
+-- ARGV[8]  quotas: the queue's spend quotas with their windows (includes/quota.lua; '' = none)
+-- ARGV[9]  slotUs: the job's start µs (its cost quotas are corrected in that start's window; '' = none)
 -- returns {lane meter µs after, global meter µs after (0: no global meter)}
 -- An extra charge pushes the meter on from max(meter, now): later starts wait for the extra units. A
 -- refund pulls it back, but never below now, and never so far that a start could come closer than an
@@ -21,11 +23,16 @@
 -- crowds what is already given out.
 -- @include now
 -- @include lane
+-- @include quota
 
 local now = now_us(ARGV[1])
 local diff = tonumber(ARGV[2])
 local margin = tonumber(ARGV[5])
 local horizon = tonumber(ARGV[6])
+
+-- The spend quotas that count cost units count the actual cost too.
+local quotas = parse_quotas(ARGV[8])
+if #quotas > 0 and ARGV[9] and ARGV[9] ~= '' and diff ~= 0 then quota_reconcile(quotas, KEYS[1], KEYS[3], tonumber(ARGV[9]), diff, now) end
 
 local function units(n, interval)
   if n >= 0 then return span(n, interval, margin) end

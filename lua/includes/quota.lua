@@ -59,13 +59,27 @@ local function quota_blocked(quotas, lane_key, global_key, t, cost)
   return nil
 end
 
+-- Adds `units` (negative: gives them back) to the counter `key` of a window ending at `window_end`.
+-- INCRBYFLOAT: a reconciled cost may be fractional.
+local function quota_add(key, units, window_end, now)
+  local used = tonumber(redis.call('INCRBYFLOAT', key, units))
+  if used <= 0 then redis.call('DEL', key) else redis.call('PEXPIRE', key, ttl((window_end - now) / 1000 + 3600000)) end
+end
+
 -- Counts (sign 1) or gives back (sign -1) a start of `cost` at `t` in every quota's window.
 local function quota_charge(quotas, lane_key, global_key, t, cost, now, sign)
   for _, q in ipairs(quotas) do
     local key, window_end = quota_window(q, lane_key, global_key, t)
-    if key then
-      local used = redis.call('INCRBY', key, sign * quota_units(q, cost))
-      if used <= 0 then redis.call('DEL', key) else redis.call('PEXPIRE', key, ttl((window_end - now) / 1000 + 3600000)) end
+    if key then quota_add(key, sign * quota_units(q, cost), window_end, now) end
+  end
+end
+
+-- A started job's actual cost differed by `diff` units: the cost quotas of its start's window follow.
+local function quota_reconcile(quotas, lane_key, global_key, t, diff, now)
+  for _, q in ipairs(quotas) do
+    if q.cost then
+      local key, window_end = quota_window(q, lane_key, global_key, t)
+      if key then quota_add(key, diff, window_end, now) end
     end
   end
 end

@@ -56,7 +56,7 @@ export const SCRIPT_TABLE = {
   'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId'] },
   'throttle-reconcile': {
     keys: ['lane', 'laneOutgoing', 'global', 'waiting', 'ready'],
-    argv: ['now', 'diff', 'laneIntervalUs', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'laneId'],
+    argv: ['now', 'diff', 'laneIntervalUs', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'laneId', 'quotas', 'slotUs'],
   },
   'upstream-learn': {
     keys: ['state'],

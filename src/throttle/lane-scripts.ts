@@ -224,16 +224,17 @@ export class LaneScripts {
 
   /**
    * Charges (diff > 0) or refunds (diff < 0) the difference between a job's actual and admitted cost to
-   * its lane's and the throttle's meters; returns both meters after (global 0: none).
+   * its lane's and the throttle's meters, and to the cost quotas of its start's window (`slotUs`);
+   * returns both meters after (global 0: none).
    */
-  async reconcile(laneId: string, diff: number, now = ''): Promise<{ laneUs: number; globalUs: number }> {
+  async reconcile(laneId: string, diff: number, now = '', slotUs?: number): Promise<{ laneUs: number; globalUs: number }> {
     const t = this.timing;
     const [laneUs, globalUs] = integerArray(
       'throttle-reconcile',
       await this.scripts.run(
         'throttle-reconcile',
         { lane: this.keys.lane(laneId), laneOutgoing: this.keys.laneOutgoing(laneId), global: this.keys.global, waiting: this.keys.waiting, ready: this.keys.ready },
-        { now, diff, laneIntervalUs: t.laneIntervalUs, globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm, horizonUs: t.leadUs, laneId },
+        { now, diff, laneIntervalUs: t.laneIntervalUs, globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm, horizonUs: t.leadUs, laneId, quotas: t.quotas.arg(now), slotUs: slotUs ?? '' },
       ),
       2,
     );

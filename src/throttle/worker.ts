@@ -221,7 +221,7 @@ export class ThrottleWorker {
           if (diff === 0) return;
           charged = reported;
           try {
-            await lanes.reconcile(lane, diff);
+            await lanes.reconcile(lane, diff, '', slotUs);
             this.ctx.observer?.onReconcile?.({ queue: throttle.name, direction: diff > 0 ? 'charge' : 'refund', units: Math.abs(diff) });
           } catch {
             // The call was made: a meter that could not be corrected keeps the estimate.

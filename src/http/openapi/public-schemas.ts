@@ -40,7 +40,8 @@ export const quotaUseSchema = z.object({
   period: z.enum(['day', 'month']),
   unit: z.enum(['calls', 'cost']),
   limit: z.number().int(),
-  used: z.number().int(),
+  /** A cost quota's use may be fractional (a reconciled actual cost). */
+  used: z.number(),
   resetsAt: iso,
   timeZone: z.string(),
 });

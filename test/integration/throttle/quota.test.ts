@@ -125,6 +125,27 @@ describe.each(TOPOLOGIES)('spend quotas, %s Redis', (topology) => {
     expect((await throttle.quotaUse('a', day.endMs + 50))[0]!.used).toBe(1);
   });
 
+  it("a cost quota counts a job's actual cost once it is reconciled", async () => {
+    const throttle = make([
+      { scope: 'key', period: 'day', unit: 'cost', limit: 20, whenExhausted: 'defer' },
+      { scope: 'queue', period: 'day', unit: 'calls', limit: 100 },
+    ]);
+    const lanes = throttle.gateLanes;
+    expect((await lanes.admit('a', 'p1', 5, false, at(0))).kind).toBe('admitted');
+    const [j1] = (await lanes.dispatch(100, at(0))).jobs;
+    expect(await lanes.start('a', 'p1', 5, { mode: 'start' }, String(j1!.startUs))).toMatchObject({ go: true });
+    // Estimated 5, cost 12.5: the cost quota follows, the calls quota does not move.
+    await lanes.reconcile('a', 7.5, at(20_000), j1!.startUs);
+    const use = await throttle.quotaUse('a', T0 / 1000 + 20);
+    expect(use.map((u) => u.used)).toEqual([12.5, 1]);
+    // 7.5 left: a job of 8 waits for the next window, one of 7 would not.
+    expect((await lanes.admit('a', 'p2', 8, false, at(30_000))).kind).toBe('admitted');
+    expect((await lanes.dispatch(100, at(40_000))).jobs).toEqual([]);
+    // A refund larger than the count leaves it at zero, never below.
+    await lanes.reconcile('a', -50, at(50_000), j1!.startUs);
+    expect((await throttle.quotaUse('a', T0 / 1000 + 50))[0]!.used).toBe(0);
+  });
+
   it('lane status shows each quota in its time zone', async () => {
     const throttle = make([
       { scope: 'key', period: 'day', limit: 5, timeZone: 'Asia/Tokyo' },
