@@ -18,6 +18,7 @@ export type { GraphqlCost } from './upstream/index.js';
 export type { UpstreamSignal, ParsedSignal, IgnoredHeader, IgnoreReason, UpstreamStyle, HeaderSource, LearnEvent, LearnResult, Parsed } from './upstream/index.js';
 export { throttleConfigSchema, upstreamLearnSchema, type ThrottleConfig, type ThrottleConfigInput, type UpstreamLearnConfig } from './throttle/config.js';
 export type { JobStatus, JobState } from './throttle/job-status.js';
+export { quotaSchema, quotaWindows, QuotaArgs, type QuotaConfig, type QuotaInput, type QuotaUse, type QuotaWindows } from './throttle/quota.js';
 export { JobEventStream, JOB_EVENT_TYPES, type JobEvent, type JobEventType, type JobEventListener, type JobEventDetail } from './throttle/events.js';
 export type { ThrottleObserver, SubmitOutcome, UpstreamEvent } from './throttle/observer.js';
 export type { RulesSource } from './rules/rules-source.js';
