@@ -4,7 +4,7 @@
 import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 
-/** Redirections a BullMQ / gate command follows before it fails: a minute of TRYAGAIN (see bullClientFor). */
+/** Redirections a BullMQ / gate command follows before it fails: about a minute of TRYAGAIN (see bullClientFor). */
 export const MIGRATION_REDIRECTIONS = 2_000;
 
 /** A client for BullMQ queues and workers and for the outflow gate, made from the hot-path client's settings. */
@@ -31,8 +31,9 @@ export function bullClientFor(client: RedisClient): Redis | Cluster {
       // MOVED / ASK of the retry (sent to a random node), against maxRedirections, then rejects with
       // "Too many Cluster redirections": with the default 16 that came after about a second. BullMQ
       // takes that for a Redis answer, not a connection error: it does not retry a job's completion, and
-      // the job stays active, its lock no longer renewed, until the stalled check runs it again. Up to 3
-      // redirections per TRYAGAIN, 100 ms apart: at least a minute of migration is waited out.
+      // the job stayed active, its lock no longer renewed, until the stalled check ran it a second time
+      // (docs/operations.md#cluster). A TRYAGAIN is retried 100 ms later on a random master, one to four
+      // redirections each: 2,000 wait out roughly a minute of migration.
       maxRedirections: MIGRATION_REDIRECTIONS,
       enableOfflineQueue: true,
       enableAutoPipelining: false,
