@@ -4,6 +4,9 @@
 import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 
+/** Redirections a BullMQ / gate command follows before it fails: about a minute of TRYAGAIN (see bullClientFor). */
+export const MIGRATION_REDIRECTIONS = 1_000;
+
 /** A client for BullMQ queues and workers and for the outflow gate, made from the hot-path client's settings. */
 export function bullClientFor(client: RedisClient): Redis | Cluster {
   const resilient = {
@@ -22,6 +25,17 @@ export function bullClientFor(client: RedisClient): Redis | Cluster {
       retryDelayOnFailover: 100,
       retryDelayOnClusterDown: 100,
       retryDelayOnTryAgain: 100,
+      // While the throttle's slot is being migrated (resharding), every multi-key script of it (BullMQ's
+      // moveToFinished, moveToDelayed, extendLock, the gate's) is refused with TRYAGAIN, for as long as
+      // the move takes (seconds for a slot of a few hundred keys). ioredis counts each TRYAGAIN, and each
+      // MOVED / ASK of the retry (sent to a random node), against maxRedirections, then rejects with
+      // "Too many Cluster redirections": with the default 16 that came after about a second. BullMQ
+      // takes that for a Redis answer, not a connection error: it does not retry a job's completion, and
+      // the job stayed active, its lock no longer renewed, until the stalled check ran it a second time
+      // (docs/operations.md#cluster). A TRYAGAIN is retried 100 ms later on a random master (a MOVED or
+      // ASK on the way counts too): 1,000 wait out about a minute of migration (measured on a 3-master
+      // cluster with a slot held split: 61 s), as long as the gate keeps asking (pass-gate.ts).
+      maxRedirections: MIGRATION_REDIRECTIONS,
       enableOfflineQueue: true,
       enableAutoPipelining: false,
       redisOptions: { ...client.options.redisOptions, ...resilient },

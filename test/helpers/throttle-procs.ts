@@ -18,15 +18,22 @@ export interface StartEvent {
 
 export class ThrottleProc {
   readonly starts: StartEvent[] = [];
+  /** Errors the worker's BullMQ Worker emitted (a command it gave up on: a job's completion, a lock renewal...). */
+  readonly bullErrors: string[] = [];
   private constructor(readonly handle: ChildHandle) {}
 
   /** @param env extra environment of the child (e.g. a preloaded clock skew). */
   static async start(backend: Backend, prefix: string, name: string, config: ThrottleConfigInput, workerOptions: object = {}, env: Record<string, string> = {}) {
     const handle = startTsProcess('helpers/throttle-proc.ts', [JSON.stringify(backend.target), prefix, name, JSON.stringify(config), JSON.stringify(workerOptions)], env);
     const proc = new ThrottleProc(handle);
+    // Whole lines only: a line split across two chunks is read once it is complete.
+    let buffer = '';
     handle.child.stdout!.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
+      const lines = (buffer + chunk.toString()).split('\n');
+      buffer = lines.pop()!;
+      for (const line of lines) {
         if (line.startsWith('{"type":"start"')) proc.starts.push(JSON.parse(line) as StartEvent);
+        else if (line.startsWith('{"type":"bull-error"')) proc.bullErrors.push((JSON.parse(line) as { message: string }).message);
       }
     });
     await handle.message('ready');
