@@ -34,6 +34,7 @@ export class Metrics {
   private readonly rulesReloads: Counter<'result'>;
   private readonly waitsOpen: Gauge<'kind'>;
   private readonly quotaRefusals: Counter<'queue' | 'scope' | 'period'>;
+  private readonly workerErrors: Counter<'queue'>;
   /** Readers of each queue's queue-scoped quota use, read at every scrape. */
   private readonly quotaReaders = new Map<string, () => Promise<readonly QuotaUse[]>>();
   private readonly streamsDropped: Counter;
@@ -88,6 +89,7 @@ export class Metrics {
       'scope',
       'period',
     ]);
+    this.workerErrors = counter('sluice_worker_errors_total', "Errors BullMQ's worker reported: lost connections, and calls Redis refused that it does not retry", ['queue']);
     const readers = this.quotaReaders;
     new Gauge<'queue' | 'period' | 'unit'>({
       name: 'sluice_quota_used',
@@ -175,6 +177,10 @@ export class Metrics {
 
   onReconcile(event: { queue: string; direction: 'charge' | 'refund'; units: number }): void {
     this.costReconciled.inc({ queue: event.queue, direction: event.direction }, event.units);
+  }
+
+  onWorkerError(event: { queue: string }): void {
+    this.workerErrors.inc(event);
   }
 
   onQuotaRefusal(event: { queue: string; scope: 'key' | 'queue'; period: 'day' | 'month' }): void {

@@ -32,6 +32,8 @@ export interface ThrottleObserver {
   onReconcile?(event: { queue: string; direction: 'charge' | 'refund'; units: number }): void;
   /** A submit was refused by a spend quota (its window was spoken for). */
   onQuotaRefusal?(event: { queue: string; scope: 'key' | 'queue'; period: 'day' | 'month' }): void;
+  /** BullMQ's worker reported an error: a lost connection, or a call Redis refused that it will not retry (a job's completion, say). */
+  onWorkerError?(event: { queue: string }): void;
   /** Lane repair removed members whose job was lost. */
   onRepair?(event: { queue: string; units: number }): void;
 }

@@ -141,7 +141,9 @@ export class ThrottleWorker {
       removeOnComplete: keepOf(throttle.config.keepCompleted),
       removeOnFail: keepOf(throttle.config.keepFailed),
     });
-    this.worker.on('error', () => undefined); // reconnects are BullMQ's job; calls surface real failures
+    // Reconnects are BullMQ's job, but what it gives up on (a completion Redis refused, e.g. during a slot
+    // migration) would otherwise leave a job active in silence: counted.
+    this.worker.on('error', () => this.ctx.observer?.onWorkerError?.({ queue: throttle.name }));
     // Dispatch only once this process can take what it hands out: a job handed out before the worker
     // is connected would reach its start late.
     await this.worker.waitUntilReady();

@@ -44,6 +44,7 @@ async function everySeries(): Promise<Map<string, Map<string, Set<string>>>> {
   for (const reason of keys(DEFER_REASONS)) m.onDefer({ queue: 'orders', reason });
   for (const outcome of keys(FINISH_OUTCOMES)) m.onFinish({ queue: 'orders', outcome });
   m.onRepair({ queue: 'orders', units: 1 });
+  m.onWorkerError({ queue: 'orders' });
   for (const scope of ['key', 'queue'] as const) for (const period of ['day', 'month'] as const) m.onQuotaRefusal({ queue: 'orders', scope, period });
   m.watchQuotas('orders', () =>
     Promise.resolve((['day', 'month'] as const).flatMap((period) => (['calls', 'cost'] as const).map((unit) => ({ scope: 'queue' as const, period, unit, limit: 10, used: 3, resetsAtMs: 0, timeZone: 'UTC' })))),
