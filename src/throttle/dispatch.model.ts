@@ -1,10 +1,13 @@
 // A pure TypeScript reference model of the lane throttle: admission (lua/throttle-admit.lua), the
 // dispatcher (lua/throttle-dispatch.lua), a worker's start, late start and hand-back
-// (lua/throttle-start.lua), releases (lua/throttle-release.lua) and pauses (lua/throttle-pause.lua).
+// (lua/throttle-start.lua), releases (lua/throttle-release.lua), pauses (lua/throttle-pause.lua), cost
+// reconciliation (lua/throttle-reconcile.lua) and spend quotas (lua/includes/quota.lua).
 // Property tests drive it and the scripts with the same operations and injected times and require the
 // same answers (test/integration/throttle/dispatch-model.test.ts); bench/global-cap.ts uses it, with no
 // delivery time and no horizon, as the ideal schedule a real run is measured against. Redis's sorted
 // sets order equal scores by member; the model orders the same way.
+
+import { quotaArg, type QuotaConfig } from './quota.js';
 
 /** One queued job of a lane: its member `<job id>|<cost>` and its score (predicted start, FIFO). */
 interface QueuedMember {
@@ -34,10 +37,23 @@ export interface ModelSettings {
   /** 0: no global cap. */
   globalIntervalUs: number;
   marginPpm: number;
+  /** Spend quotas (their windows are computed for each call's instant, as the scripts get them). */
+  quotas?: readonly QuotaConfig[];
+}
+
+/** A quota as the scripts read their argument (includes/quota.lua parse_quotas). */
+interface ScriptQuota {
+  index: number;
+  lane: boolean;
+  cost: boolean;
+  limit: number;
+  refuse: boolean;
+  bounds: [number, number, number, number];
 }
 
 export type ModelAdmit =
   | { kind: 'admitted'; startUs: number; position: number }
+  | { kind: 'quota_exhausted'; retryUs: number; depth: number; quota: number }
   | { kind: 'queue_full'; retryUs: number; depth: number }
   | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number };
 
@@ -83,8 +99,57 @@ export class DispatchModel {
   private globalPause = 0;
   private virtual = 0;
   private learntGlobal = { ui: 0, ue: 0 };
+  /** Quota counts: `<lane id, or '' for the queue>|<quota index>|<window start µs>` -> used. */
+  private readonly quotaCounts = new Map<string, number>();
 
   constructor(private readonly settings: ModelSettings) {}
+
+  /** The quotas as a script run at `nowUs` gets them. */
+  private quotasAt(nowUs: number): ScriptQuota[] {
+    const arg = quotaArg(this.settings.quotas, nowUs / 1000);
+    if (arg === '') return [];
+    return arg.split(';').map((part, index) => {
+      const f = part.split(',');
+      return { index, lane: f[0] === 'k', cost: f[1] === 'c', limit: Number(f[2]), refuse: f[3] === 'r', bounds: [Number(f[4]), Number(f[5]), Number(f[6]), Number(f[7])] };
+    });
+  }
+
+  /** The counter and end of quota `q`'s window holding `t` (includes/quota.lua quota_window). */
+  private quotaWindow(q: ScriptQuota, laneId: string, t: number): { key: string; end: number } | undefined {
+    const b: readonly number[] = q.bounds;
+    const i = [0, 1, 2].find((k) => t >= b[k]! && t < b[k + 1]!);
+    if (i === undefined) return undefined;
+    return { key: `${q.lane ? laneId : ''}|${q.index}|${b[i]}`, end: b[i + 1]! };
+  }
+
+  private quotaBlocked(qs: ScriptQuota[], laneId: string, t: number, cost: number): { reset: number; lane: boolean } | undefined {
+    let out: { reset: number; lane: boolean } | undefined;
+    for (const q of qs) {
+      const w = this.quotaWindow(q, laneId, t);
+      if (!w) continue;
+      const used = this.quotaCounts.get(w.key) ?? 0;
+      if (used + (q.cost ? cost : 1) > q.limit && (!out || w.end > out.reset)) out = { reset: w.end, lane: q.lane };
+    }
+    return out;
+  }
+
+  private quotaAdd(key: string, units: number): void {
+    const used = (this.quotaCounts.get(key) ?? 0) + units;
+    if (used <= 0) this.quotaCounts.delete(key);
+    else this.quotaCounts.set(key, used);
+  }
+
+  private quotaCharge(qs: ScriptQuota[], laneId: string, t: number, cost: number, sign: 1 | -1): void {
+    for (const q of qs) {
+      const w = this.quotaWindow(q, laneId, t);
+      if (w) this.quotaAdd(w.key, sign * (q.cost ? cost : 1));
+    }
+  }
+
+  /** Each quota's count in its window at `nowUs`: a key quota's for `laneId`, a queue quota's. */
+  quotaUsed(laneId: string, nowUs: number): number[] {
+    return this.quotasAt(nowUs).map((q) => this.quotaCounts.get(this.quotaWindow(q, laneId, nowUs)!.key) ?? 0);
+  }
 
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
@@ -151,7 +216,16 @@ export class DispatchModel {
       }
       return { kind: 'queue_full', retryUs: Math.max(1000, at - nowUs), depth: held };
     }
-    const start = base + span(depth, interval, m);
+    let start = base + span(depth, interval, m);
+    for (const q of this.quotasAt(nowUs)) {
+      const w = this.quotaWindow(q, laneId, start);
+      if (!w) continue;
+      const pending = q.lane ? (q.cost ? depth : lane.queue.length) : 0;
+      if ((this.quotaCounts.get(w.key) ?? 0) + pending + (q.cost ? cost : 1) > q.limit) {
+        if (q.refuse) return { kind: 'quota_exhausted', retryUs: w.end - nowUs, depth: held, quota: q.index };
+        start = Math.max(start, w.end);
+      }
+    }
     if (maxWaitUs > 0 && start - nowUs > maxWaitUs) return { kind: 'wait_too_long', retryUs: start - nowUs - maxWaitUs, waitUs: start - nowUs, depth: held };
     const last = lane.queue[lane.queue.length - 1];
     const order = last && last.score >= start ? last.score + 1 : start;
@@ -178,6 +252,7 @@ export class DispatchModel {
     const g = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
     const capped = g > 0;
     const horizon = nowUs + horizonUs;
+    const qs = this.quotasAt(nowUs);
     let floor = Math.max(nowUs + deliveryUs, this.globalPause);
     const jobs: ModelDispatch['jobs'] = [];
     let nextDue = 0;
@@ -218,7 +293,23 @@ export class DispatchModel {
       const cost = costOf(head.member);
       const depth = lane.d - cost;
       const interval = learned(lane.i, lane.ui, lane.ue, nowUs);
-      const start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, interval, lane.b, m));
+      let start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, interval, lane.b, m));
+      let blocked = qs.length > 0 ? this.quotaBlocked(qs, id, start, cost) : undefined;
+      if (blocked && blocked.reset <= horizon) {
+        const later = blocked.reset;
+        blocked = this.quotaBlocked(qs, id, later, cost);
+        if (!blocked) start = later;
+      }
+      if (blocked && !blocked.lane) {
+        nextDue = blocked.reset;
+        break;
+      }
+      if (blocked) {
+        this.ready.delete(id);
+        this.waiting.set(id, Math.max(blocked.reset, horizon + 1));
+        continue;
+      }
+      if (qs.length > 0) this.quotaCharge(qs, id, start, cost, 1);
       lane.queue.shift();
       if (head.score < 0) lane.back.set(head.member, head.score);
       lane.c = Math.max(lane.c, start) + span(cost, interval, m);
@@ -239,17 +330,29 @@ export class DispatchModel {
   }
 
   /** A worker asks for the start of `member`'s job (lua/throttle-start.lua). */
-  start(nowUs: number, laneId: string, member: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined }, intervalUs: number, burst: number, horizonUs: number, deliveryUs: number, lateToleranceUs: number): ModelStart {
+  start(
+    nowUs: number,
+    laneId: string,
+    member: string,
+    how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean },
+    intervalUs: number,
+    burst: number,
+    horizonUs: number,
+    deliveryUs: number,
+    lateToleranceUs: number,
+  ): ModelStart {
     const entry = `${member}|${laneId}`;
+    const qs = this.quotasAt(nowUs);
     const park = (slotUs?: number): ModelStart => {
       this.dispatched.set(entry, nowUs);
       return slotUs ? { go: false, slotUs } : { go: false };
     };
-    const requeue = (slotUs: number | undefined): ModelStart => {
+    const requeue = (slotUs: number | undefined, callMade: boolean): ModelStart => {
       this.dispatched.delete(entry);
       const lane = this.lane(laneId);
       if (lane.out.delete(member)) lane.od = Math.max(0, lane.od - costOf(member));
       if (lane.queue.some((q) => q.member === member)) return { go: false };
+      if (slotUs && !callMade && qs.length > 0) this.quotaCharge(qs, laneId, slotUs, costOf(member), -1);
       let score = lane.back.get(member);
       if (score !== undefined) lane.back.delete(member);
       else if (slotUs) score = slotUs - BACK_OFFSET;
@@ -272,13 +375,14 @@ export class DispatchModel {
       const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return park(held);
+      if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return park(held);
       lane.c = start + span(cost, laneInterval, m);
       if (lane.out.has(member)) lane.out.set(member, start);
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };
     };
-    if (how.mode === 'requeue') return requeue(how.slotUs);
+    if (how.mode === 'requeue') return requeue(how.slotUs, how.callMade === true);
     if (how.mode === 'late') return late(how.heldUs);
     const slot = this.dispatched.get(entry);
     if (slot === undefined) return park();
@@ -326,8 +430,14 @@ export class DispatchModel {
   }
 
   /** Charges or refunds a job's actual-less-admitted cost to the meters (lua/throttle-reconcile.lua). */
-  reconcile(nowUs: number, laneId: string, diff: number, intervalUs: number, horizonUs: number): { laneUs: number; globalUs: number } {
+  reconcile(nowUs: number, laneId: string, diff: number, intervalUs: number, horizonUs: number, slotUs?: number): { laneUs: number; globalUs: number } {
     const m = this.settings.marginPpm;
+    if (slotUs !== undefined && diff !== 0) {
+      for (const q of this.quotasAt(nowUs)) {
+        const w = q.cost ? this.quotaWindow(q, laneId, slotUs) : undefined;
+        if (w) this.quotaAdd(w.key, diff);
+      }
+    }
     const units = (n: number, interval: number) => (n >= 0 ? span(n, interval, m) : -span(-n, interval, m));
     const known = this.lanes.has(laneId);
     const lane = this.lane(laneId);

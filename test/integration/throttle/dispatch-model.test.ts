@@ -1,6 +1,7 @@
 // Property tests of the lane throttle: random sequences of admissions, dispatch rounds, worker starts
-// (on time, late, or after the job went back), upstream hand-backs, releases, pauses and cost
-// reconciliations, with injected
+// (on time, late, or after the job went back), upstream hand-backs, releases, pauses, cost
+// reconciliations and spend quotas (runs with quotas start a little before a UTC midnight, so windows
+// reset inside the sequence), with injected
 // times, give the same answers from the Lua scripts on real Redis (single node and cluster) and from the
 // TypeScript model (src/throttle/dispatch.model.ts), with and without a global cap.
 import fc from 'fast-check';
@@ -35,12 +36,22 @@ const op = fc.oneof(
   },
 );
 const step = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 400_000 })), op });
+const quota = fc.record({
+  scope: fc.constantFrom('key' as const, 'queue' as const),
+  unit: fc.constantFrom('calls' as const, 'cost' as const),
+  // Added to the capacity for a cost quota (it may not be below it).
+  limit: fc.integer({ min: 1, max: 8 }),
+  whenExhausted: fc.constantFrom('refuse' as const, 'defer' as const),
+});
 const config = fc.record({
   ratePerSecond: fc.constantFrom(10, 20, 50, 100, 333),
   capacity: fc.integer({ min: 2, max: 12 }),
   burst: fc.integer({ min: 0, max: 2 }),
   globalRatePerSecond: fc.option(fc.constantFrom(20, 50, 120, 500), { nil: undefined }),
+  quotas: fc.option(fc.array(quota, { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 2 }),
 });
+/** A UTC midnight (2023-11-15T00:00:00Z) in µs. */
+const MIDNIGHT = 1_700_006_400_000_000;
 
 let run = 0;
 
@@ -50,11 +61,12 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
   it('admission, dispatch, starts, hand-backs, releases and pauses agree', async () => {
     await fc.assert(
       fc.asyncProperty(config, fc.array(step, { minLength: 1, maxLength: 60 }), fc.integer({ min: 0, max: 2 ** 30 }), async (cfg, steps, offset) => {
-        const throttle = ctx.sluice.throttle(`prop${run++}`, { ...cfg, submitTimeoutMs: 10_000 });
+        const quotas = cfg.quotas?.map((q) => ({ ...q, period: 'day' as const, limit: q.unit === 'cost' ? cfg.capacity + q.limit : q.limit }));
+        const throttle = ctx.sluice.throttle(`prop${run++}`, { ...cfg, quotas, submitTimeoutMs: 10_000 });
         const lanes = throttle.gateLanes;
         const t = throttle.timing;
-        const model = new DispatchModel({ globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm });
-        let now = 1_700_000_000_000_000 + offset;
+        const model = new DispatchModel({ globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm, ...(quotas ? { quotas: throttle.config.quotas! } : {}) });
+        let now = quotas ? MIDNIGHT - (offset % 6_000_000) : 1_700_000_000_000_000 + offset;
         let job = 0;
         const queued: { lane: string; jobId: string; cost: number }[] = [];
         const dispatched: { lane: string; jobId: string; cost: number }[] = [];
@@ -62,7 +74,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         const started: { lane: string; jobId: string; cost: number; slotUs?: number | undefined }[] = [];
         const parked: { lane: string; jobId: string; cost: number; slotUs?: number | undefined }[] = [];
         // The same worker call to the script and to the model.
-        const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue'; slotUs?: number | undefined }, at: number) => ({
+        const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean }, at: number) => ({
           got: await lanes.start(j.lane, j.jobId, j.cost, how, String(at)),
           want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs),
         });
@@ -106,7 +118,8 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               const from = o.kind === 'requeue' ? started : parked;
               if (from.length === 0) break;
               const j = from.splice(o.pick % from.length, 1)[0]!;
-              const { got, want } = await startBoth(j, { mode: 'requeue', slotUs: j.slotUs }, now);
+              // A started job's call was made (its quota units stay counted); a parked one's was not.
+              const { got, want } = await startBoth(j, { mode: 'requeue', slotUs: j.slotUs, callMade: o.kind === 'requeue' }, now);
               expect(got.go).toBe(false);
               expect(want.go).toBe(false);
               queued.push(j);
@@ -116,7 +129,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
             case 'reconcile': {
               if (started.length === 0) break;
               const j = started[o.pick % started.length]!;
-              expect(await lanes.reconcile(j.lane, o.diff, at)).toEqual(model.reconcile(now, j.lane, o.diff, t.laneIntervalUs, t.leadUs));
+              expect(await lanes.reconcile(j.lane, o.diff, at, j.slotUs)).toEqual(model.reconcile(now, j.lane, o.diff, t.laneIntervalUs, t.leadUs, j.slotUs));
               break;
             }
             case 'release': {
@@ -142,9 +155,10 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         for (const lane of LANES) {
           expect((await lanes.state(lane, String(now))).depth).toBe(model.depth(lane));
           expect(await ctx.backend.raw.zrange(throttle.keys.laneQueue(lane), '0', '-1')).toEqual(model.queued(lane));
+          if (quotas) expect((await throttle.quotaUse(lane, now / 1000)).map((u) => u.used)).toEqual(model.quotaUsed(lane, now));
         }
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 });
