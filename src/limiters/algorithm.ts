@@ -12,7 +12,7 @@ export type PolicyArgv<N extends BatchedScript> = N extends BatchedScript ? Omit
 export interface AlgorithmSpec<P, N extends BatchedScript = BatchedScript> {
   /** The lua/ script that decides. */
   readonly script: N;
-  /** Last key segment, so two algorithms on one identity never share state. */
+  /** The key's last letter (after the hash tag), so two algorithms on one identity never share state. */
   readonly suffix: string;
   /** Time unit of the script's time argument and replies. */
   readonly unit: 'ms' | 'us';

@@ -26,7 +26,7 @@ export function newLeaseId(cost: number): string {
 
 export const concurrency: AlgorithmSpec<ConcurrencyPolicy, 'concurrency-acquire'> = {
   script: 'concurrency-acquire',
-  suffix: 'cc',
+  suffix: 'n',
   unit: 'ms',
   limit: (p) => p.limit,
   policyArgs: (p) => ({ limit: p.limit, leaseMs: p.leaseMs }),

@@ -11,7 +11,7 @@ export type FixedWindowPolicy = z.infer<typeof fixedWindowPolicy>;
 
 export const fixedWindow: AlgorithmSpec<FixedWindowPolicy, 'fixed-window'> = {
   script: 'fixed-window',
-  suffix: 'fw',
+  suffix: 'f',
   unit: 'ms',
   limit: (p) => p.limit,
   policyArgs: (p) => ({ limit: p.limit, windowMs: p.windowMs }),

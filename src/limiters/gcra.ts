@@ -30,7 +30,7 @@ export type LeakyBucketPolicy = z.infer<typeof leakyBucketPolicy>;
 
 export const gcra: AlgorithmSpec<LeakyBucketPolicy, 'gcra'> = {
   script: 'gcra',
-  suffix: 'lb',
+  suffix: 'g',
   unit: 'us',
   limit: (p) => p.burst + 1,
   policyArgs: (p) => ({ intervalUs: refillIntervalUs(p.ratePerSecond), burst: p.burst }),

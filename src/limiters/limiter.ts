@@ -139,7 +139,7 @@ export class Limiter {
 
   /** The Redis key holding `key`'s state (for operators and tests). */
   keyOf(key: string, options: IdentityOptions = {}): string {
-    return this.ctx.keys.limiter(this.namespace, this.ctx.keys.identity(key, options), this.spec.suffix);
+    return this.ctx.keys.limiter(this.namespace, this.ctx.keys.limiterIdentity(key, options), this.spec.suffix);
   }
 
   /**

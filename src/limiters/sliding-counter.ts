@@ -25,7 +25,7 @@ export type SlidingCounterPolicy = z.infer<typeof slidingCounterPolicy>;
 
 export const slidingCounter: AlgorithmSpec<SlidingCounterPolicy, 'sliding-counter'> = {
   script: 'sliding-counter',
-  suffix: 'sc',
+  suffix: 'c',
   unit: 'ms',
   limit: (p) => p.limit,
   policyArgs: (p) => ({ limit: p.limit, windowMs: p.windowMs, rounding: p.rounding }),

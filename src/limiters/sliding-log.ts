@@ -21,7 +21,7 @@ export type SlidingLogPolicy = z.infer<typeof slidingLogPolicy>;
 
 export const slidingLog: AlgorithmSpec<SlidingLogPolicy, 'sliding-log'> = {
   script: 'sliding-log',
-  suffix: 'sl',
+  suffix: 'l',
   unit: 'ms',
   limit: (p) => p.limit,
   policyArgs: (p) => ({ limit: p.limit, windowMs: p.windowMs, recordRejected: p.recordRejected ? 1 : 0 }),

@@ -28,7 +28,7 @@ export type TokenBucketPolicy = z.infer<typeof tokenBucketPolicy>;
 
 export const tokenBucket: AlgorithmSpec<TokenBucketPolicy, 'token-bucket'> = {
   script: 'token-bucket',
-  suffix: 'tb',
+  suffix: 't',
   unit: 'us',
   limit: (p) => p.capacity,
   policyArgs: (p) => ({ capacity: p.capacity, intervalUs: refillIntervalUs(p.refillPerSecond) }),

@@ -184,7 +184,7 @@ describe('Cluster resharding under load', () => {
       const c = new Redis(p, '127.0.0.1');
       try {
         const slot = await slotOf(p, `{rssl:hot}`);
-        return ((await c.cluster('GETKEYSINSLOT', slot, 10)) as string[]).filter((k) => k.startsWith(`${prefix}:v1:{rssl:hot}`));
+        return ((await c.cluster('GETKEYSINSLOT', slot, 10)) as string[]).filter((k) => k.startsWith(`${prefix}:2{rssl:hot}`));
       } finally {
         c.disconnect();
       }

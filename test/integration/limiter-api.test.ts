@@ -86,4 +86,15 @@ describe('limiter API', () => {
     expect(keys.length).toBe(3);
     for (const k of keys) expect(k).not.toContain(apiKey);
   });
+
+  it('an identity with `:` is kept verbatim in its key (layout 2) and shares state with no other identity', async () => {
+    const s = ctx.backend.sluice({ prefix: uniquePrefix() });
+    const limiter = s.limiter({ name: 'api', algorithm: 'fixed-window', limit: 1, windowMs: 60_000 });
+    // Identities that are prefixes of one another or differ only after a `:` keep separate state.
+    for (const id of ['u:1', 'u:2', 'u', '1', 'u:1:x']) expect((await limiter.limit(id, { nowMs: 1_000 })).allowed).toBe(true);
+    for (const id of ['u:1', 'u:2', 'u', '1', 'u:1:x']) expect((await limiter.limit(id, { nowMs: 1_000 })).allowed).toBe(false);
+    expect(limiter.keyOf('u:1')).toBe(`${s.keys.prefix}:2{api:u:1}f`);
+    expect(await ctx.backend.raw.exists(limiter.keyOf('u:1'))).toBe(1);
+    expect((await ctx.backend.raw.keys(`${s.keys.prefix}:*`)).sort()).toEqual(['u:1', 'u:2', 'u', '1', 'u:1:x'].map((id) => limiter.keyOf(id)).sort());
+  });
 });

@@ -8,8 +8,29 @@ const keys = new KeyBuilder('sluice');
 
 describe('KeyBuilder', () => {
   it('builds versioned keys with the hash tag around policy and identity', () => {
-    expect(keys.limiter('api', 'user-42', 'tb')).toBe('sluice:v1:{api:user-42}:tb');
+    expect(keys.limiter('api', 'user-42', 't')).toBe('sluice:2{api:user-42}t');
     expect(keys.throttleTag('payments')).toBe('sluice:v1:{t:payments}');
+  });
+
+  it('keeps a `:` verbatim in a limiter identity, and no two (policy, identity) pairs make one key', () => {
+    for (const id of ['u:123', '2001:db8::1', 'tenant:7:user:9']) expect(keys.limiterIdentity(id)).toBe(id);
+    // A policy name has no `:` (NAME_PATTERN) and an identity no `{` or `}`: the key parses one way only.
+    const made = new Set<string>();
+    for (const [ns, id] of [['a', 'b:c'], ['a', 'b'], ['b', 'c'], ['a', '#b'], ['a', 'b:c:d']] as const) made.add(keys.limiter(ns, keys.limiterIdentity(id), 't'));
+    expect(made.size).toBe(5);
+    // `{`, `}`, spaces, long values are still hashed; a throttle lane still hashes a `:`.
+    for (const id of ['evil}{other', 'a b', 'x'.repeat(65)]) expect(keys.limiterIdentity(id)).toMatch(/^#[A-Za-z0-9_-]{14}$/);
+    expect(keys.identity('u:123')).toMatch(/^#[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('hashes a sensitive limiter identity to 14 characters: a 40-character API key makes a 30-character key', () => {
+    const apiKey = 'sk_live_' + 'a1B2c3D4'.repeat(4);
+    expect(apiKey).toHaveLength(40);
+    const id = keys.limiterIdentity(apiKey, { sensitive: true });
+    expect(id).toMatch(/^#[A-Za-z0-9_-]{14}$/);
+    expect(id).not.toContain(apiKey);
+    expect(keys.limiter('api', id, 't')).toHaveLength(30);
+    expect(keys.limiterIdentity(apiKey, { sensitive: true })).toBe(id); // stable
   });
 
   it('keeps short safe identities verbatim', () => {
