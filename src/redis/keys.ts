@@ -28,6 +28,12 @@ export const NAME_RULE = 'letters, digits, ".", "_", "-", starting with a letter
 /** Marks an identity value as secret (an API key, a token): it is always hashed. */
 export interface IdentityOptions {
   sensitive?: boolean;
+  /**
+   * The value whose hash tag the key takes instead of its own (hashed as the identity is): keys of one
+   * `slot` value share a Redis Cluster slot, so one script call can decide them together
+   * (src/limiters/all-or-nothing.ts). The rules' `slot_key` sets it to the client's descriptor entry.
+   */
+  slot?: string;
 }
 
 export class KeyBuilder {
@@ -65,9 +71,15 @@ export class KeyBuilder {
     return createHash('sha256').update(value).digest('base64url').slice(0, 22);
   }
 
-  /** Key of a decision limiter's state: the hash tag holds the policy namespace and the identity. */
-  limiter(namespace: string, identity: string, suffix: string): string {
-    return `${this.prefix}:${KEY_VERSION}:{${namespace}:${identity}}:${suffix}`;
+  /**
+   * Key of a decision limiter's state: the hash tag holds the policy namespace and the identity; with a
+   * `slot` segment (an identity segment too), the tag holds the slot and the namespace and identity follow
+   * it, the identity left out when it is the slot itself (so the key is no longer than without a slot).
+   */
+  limiter(namespace: string, identity: string, suffix: string, slot?: string): string {
+    if (slot === undefined) return `${this.prefix}:${KEY_VERSION}:{${namespace}:${identity}}:${suffix}`;
+    if (slot === identity) return `${this.prefix}:${KEY_VERSION}:{${slot}}:${namespace}:${suffix}`;
+    return `${this.prefix}:${KEY_VERSION}:{${slot}}:${namespace}:${identity}:${suffix}`;
   }
 
   /** The hash tag shared by every key of one throttle (its lanes, its global meter and its BullMQ queue). */

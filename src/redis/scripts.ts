@@ -167,6 +167,22 @@ export class ScriptRegistry {
   }
 
   /**
+   * `runPositional` for a call under a deadline: on a cluster a redirection is followed only while
+   * `pending()` (src/redis/cluster-send.ts), and NOSCRIPT is answered by EVAL only while it is true.
+   */
+  runWhilePending(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[], pending: () => boolean): Promise<unknown> {
+    const s = this.scripts.get(name);
+    if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
+    const client = this.client;
+    const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
+      client instanceof Cluster ? sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], pending) : client[cmd](first, keys.length, ...keys, ...args);
+    return send('evalsha', s.sha).catch((error: unknown) => {
+      if (isNoScript(error) && pending()) return send('eval', s.lua);
+      throw error;
+    });
+  }
+
+  /**
    * Sends a one-key decision: after this turn of the event loop's I/O callbacks (setImmediate), together
    * with the other decisions of the same script issued meanwhile (in issue order), as one script call;
    * alone when nothing joined it. Not process.nextTick: Node drains the tick queue after every single I/O

@@ -46,6 +46,8 @@ export interface Rules {
   readonly callbacks?: { readonly hosts: readonly string[] };
   /** The `response_headers:` section: which rate-limit header sets to send (empty: the defaults). */
   readonly responseHeaders: HeaderSelection;
+  /** The `slot_key:` setting: the descriptor key whose entry gives a rule's keys their cluster slot. */
+  readonly slotKey?: string;
   /** The `auth:` section: `none`, or the tenants' key digests; undefined when the file has no such section. @internal */
   readonly auth: AuthRules | undefined;
   /** The queue called `name`. */
@@ -131,6 +133,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     http: http?.rules,
     queues,
     responseHeaders: headerSelectionOf(spec.response_headers),
+    ...(spec.slot_key === undefined ? {} : { slotKey: spec.slot_key }),
     ...(spec.callbacks ? { callbacks: { hosts: spec.callbacks.allow.map((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1')) } } : {}),
     auth: ctx.auth,
     queue: (name: string) => queueByName.get(name),

@@ -1,0 +1,135 @@
+// Several limits of one request decided all-or-nothing: every limit is checked and all are charged
+// only if all allow, in ONE atomic script call (lua/limits.lua) when their keys can share a script (one
+// node, or one cluster slot). Keys in different cluster slots cannot: then each limit is peeked and,
+// if all would allow, charged (two round trips, and the race docs/http-api.md describes: a call that
+// races another between its peek and its charge can be partly charged; no limit is ever exceeded).
+import { Deadline, deadlineError } from '../redis/deadline.js';
+import { isDecisionReply, malformedReply } from '../redis/reply.js';
+import type { ScriptArg } from '../redis/script-table.js';
+import { oneSlot } from '../redis/slots.js';
+import type { Decision } from './decision.js';
+import type { LimitCallOptions, Limiter, PreparedCall } from './limiter.js';
+
+/** One limit of a request: the limiter, the caller key and the call's options. */
+export interface LimitCall {
+  limiter: Limiter;
+  key: string;
+  options: LimitCallOptions;
+}
+
+/** The decisions of `calls`, in order; `allowed` when every one allowed, and only then was anything charged. */
+export interface AllDecisions {
+  allowed: boolean;
+  decisions: Decision[];
+}
+
+/**
+ * Decides `calls` all-or-nothing. One call is simply that limiter's `limit`. A call the deny cache
+ * refuses refuses the request without a Redis call for it; the others are then only peeked.
+ * Each limit keeps its own fail mode when Redis cannot decide, and its own metrics.
+ */
+export async function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
+  if (calls.length === 0) return { allowed: true, decisions: [] };
+  if (calls.length === 1) return allOf([await calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options)]);
+  const prepared: PreparedCall[] = [];
+  for (const c of calls) {
+    const p = c.limiter.prepare(c.key, c.options, true);
+    if (!('entry' in p)) return peekAll(calls);
+    prepared.push(p);
+  }
+  const ctx = calls[0]!.limiter.context;
+  const keys = prepared.map((p) => p.entry.redisKey);
+  // Not ready yet (each limiter waits for the connection within its own deadline), limiters of
+  // different instances, or keys in different cluster slots: the peek-then-charge path.
+  if (ctx.client.status !== 'ready' || calls.some((c) => c.limiter.context !== ctx) || !oneSlot(ctx.client, keys)) return peekThenCharge(calls);
+  const args: ScriptArg[] = [];
+  for (let i = 0; i < calls.length; i++) {
+    const a = prepared[i]!.args;
+    args.push(calls[i]!.limiter.script, a.length);
+    for (const v of a) args.push(v);
+  }
+  const call = new AllCall(calls, prepared, ctx.observer ? performance.now() : 0);
+  const done = new Promise<AllDecisions>((resolve, reject) => {
+    call.resolve = resolve;
+    call.reject = reject;
+  });
+  ctx.scripts.runWhilePending('limits', keys, args, () => call.pending).then(
+    (reply) => call.onReply(reply),
+    (error: unknown) => call.onError(error),
+  );
+  return done;
+}
+
+function allOf(decisions: Decision[]): AllDecisions {
+  return { allowed: decisions.every((d) => d.allowed), decisions };
+}
+
+/** Nothing is charged: every limit as it stands (a deny-cache refusal is one of them). */
+async function peekAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
+  const decisions = await Promise.all(calls.map((c) => c.limiter.peek(c.key, c.options)));
+  return { allowed: false, decisions };
+}
+
+/** Keys in several slots: peek all, then charge all if all would allow (each charge still atomic on its own). */
+async function peekThenCharge(calls: readonly LimitCall[]): Promise<AllDecisions> {
+  const peeks = await Promise.all(calls.map((c) => c.limiter.peek(c.key, c.options)));
+  if (peeks.some((d) => !d.allowed)) return { allowed: false, decisions: peeks };
+  return allOf(await Promise.all(calls.map((c) => c.limiter.limit(c.key, c.options))));
+}
+
+/** The `limits` script call in flight, under the shortest deadline of its limits. */
+class AllCall extends Deadline {
+  resolve!: (result: AllDecisions) => void;
+  reject!: (error: unknown) => void;
+
+  constructor(
+    private readonly calls: readonly LimitCall[],
+    private readonly prepared: readonly PreparedCall[],
+    private readonly started: number,
+  ) {
+    super();
+    this.start(Math.min(...calls.map((c) => c.limiter.policy.timeoutMs)));
+  }
+
+  onReply(reply: unknown): void {
+    const ok = isAllReply(reply, this.calls.length);
+    if (!this.settle()) {
+      if (ok) this.calls.forEach((c, i) => c.limiter.lateReply(reply[i + 1], reply[0] === 1));
+      return;
+    }
+    if (!ok) return this.fail(malformedReply('limits', reply));
+    const charged = reply[0] === 1;
+    try {
+      const decisions = this.calls.map((c, i) => {
+        const p = this.prepared[i]!;
+        return c.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
+      });
+      this.resolve({ allowed: charged, decisions });
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  onError(error: unknown): void {
+    if (this.settle()) this.fail(error);
+  }
+
+  protected expire(): void {
+    this.fail(deadlineError('decision', Math.min(...this.calls.map((c) => c.limiter.policy.timeoutMs))));
+  }
+
+  /** Redis could not decide: each limit's fail mode does (or the error, when it is not Redis's). */
+  private fail(error: unknown): void {
+    try {
+      this.resolve(allOf(this.calls.map((c, i) => c.limiter.failureOf(error, this.prepared[i]!.nowMs, this.started))));
+    } catch (e) {
+      this.reject(e);
+    }
+  }
+}
+
+/** `{allowed 0|1, decision...}` with one decision per limit. */
+function isAllReply(reply: unknown, n: number): reply is [0 | 1, ...unknown[]] {
+  return Array.isArray(reply) && reply.length === n + 1 && (reply[0] === 0 || reply[0] === 1) && reply.slice(1).every(isDecisionReply);
+}
+
