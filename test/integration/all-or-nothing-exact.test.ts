@@ -1,0 +1,62 @@
+// All-or-nothing under contention, across OS processes: two kinds of request race, X needing limits
+// A and B, Y needing B and C (B shared). Each request is one `limits` script call, so afterwards every
+// limit's count in Redis equals exactly the requests allowed that needed it: no limit exceeded, no
+// request partly charged (a peek-then-charge race would leave A or C charged for requests B refused).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOPOLOGIES, startBackend, uniquePrefix, type Backend } from '../helpers/fixtures.js';
+import { startTsProcess } from '../helpers/processes.js';
+import type { PolicyInput } from '../../src/index.js';
+
+const NOW = 5_000;
+const A: PolicyInput = { algorithm: 'fixed-window', limit: 300, windowMs: 60_000, name: 'aon-a' };
+const B: PolicyInput = { algorithm: 'sliding-log', limit: 500, windowMs: 60_000, name: 'aon-b' };
+const C: PolicyInput = { algorithm: 'token-bucket', capacity: 400, refillPerSecond: 1, name: 'aon-c' };
+
+describe.each(TOPOLOGIES)('6 processes x 300 concurrent two-limit requests (%s)', (topology) => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = await startBackend(topology);
+  });
+  afterAll(async () => {
+    await backend?.dispose();
+  });
+
+  it('every limit counts exactly the allowed requests that needed it; the shared one ends full', async () => {
+    const prefix = uniquePrefix();
+    // One slot for the three keys (on a cluster, what the rules' slot_key does for one client's rules).
+    const limit = (policy: PolicyInput) => ({ policy, key: 'client-7', slot: 'client-7' });
+    const kinds = { x: [limit(A), limit(B)], y: [limit(B), limit(C)] };
+    const kids = (['x', 'x', 'x', 'y', 'y', 'y'] as const).map((kind) => ({
+      kind,
+      handle: startTsProcess('helpers/hammer-all.ts', [JSON.stringify(backend.target), prefix, JSON.stringify(kinds[kind]), '300', String(NOW)]),
+    }));
+    await Promise.all(kids.map((k) => k.handle.message('ready')));
+    for (const k of kids) k.handle.send('go');
+    const results = await Promise.all(kids.map(async (k) => ({ kind: k.kind, ...(await k.handle.message<{ allowed: number; failures: number; refusedWithoutReason: number }>('done')) })));
+    await Promise.all(kids.map((k) => k.handle.exited));
+
+    expect(results.every((r) => r.failures === 0 && r.refusedWithoutReason === 0)).toBe(true);
+    const allowedX = results.filter((r) => r.kind === 'x').reduce((a, r) => a + r.allowed, 0);
+    const allowedY = results.filter((r) => r.kind === 'y').reduce((a, r) => a + r.allowed, 0);
+    // The requests really raced: both kinds got some, neither got all it asked for.
+    expect(allowedX).toBeGreaterThan(0);
+    expect(allowedY).toBeGreaterThan(0);
+
+    // The counts in Redis, read at the same instant: what each limit would still give.
+    const sluice = backend.sluice({ prefix });
+    const used = async (policy: PolicyInput, capacity: number) => {
+      const d = await sluice.limiter(policy).peek('client-7', { nowMs: NOW, slot: 'client-7' });
+      return capacity - d.remaining;
+    };
+    const [usedA, usedB, usedC] = await Promise.all([used(A, 300), used(B, 500), used(C, 400)]);
+    expect(usedA).toBe(allowedX);
+    expect(usedC).toBe(allowedY);
+    expect(usedB).toBe(allowedX + allowedY);
+    // B's log holds one member per allowed request, exactly (read raw, not through a script).
+    expect(await backend.raw.zcard(sluice.limiter(B).keyOf('client-7', { slot: 'client-7' }))).toBe(allowedX + allowedY);
+    // A request is refused only when a limit is full: demand (900 + 900) exceeds A + C > B, so B is full.
+    expect(allowedX + allowedY).toBe(500);
+    expect(allowedX).toBeLessThanOrEqual(300);
+    expect(allowedY).toBeLessThanOrEqual(400);
+  });
+});
