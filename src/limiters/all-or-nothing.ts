@@ -6,6 +6,7 @@
 import { Deadline, deadlineError } from '../redis/deadline.js';
 import { isDecisionReply, malformedReply } from '../redis/reply.js';
 import type { ScriptArg } from '../redis/script-table.js';
+import type { ManyKeyCall } from '../redis/scripts.js';
 import { oneSlot } from '../redis/slots.js';
 import type { Decision } from './decision.js';
 import type { LimitCallOptions, Limiter, PreparedCall } from './limiter.js';
@@ -48,15 +49,13 @@ export async function limitAll(calls: readonly LimitCall[]): Promise<AllDecision
     args.push(calls[i]!.limiter.script, a.length);
     for (const v of a) args.push(v);
   }
-  const call = new AllCall(calls, prepared, ctx.observer ? performance.now() : 0);
+  const call = new AllCall(calls, prepared, keys, args, ctx.observer ? performance.now() : 0);
   const done = new Promise<AllDecisions>((resolve, reject) => {
     call.resolve = resolve;
     call.reject = reject;
   });
-  ctx.scripts.runWhilePending('limits', keys, args, () => call.pending).then(
-    (reply) => call.onReply(reply),
-    (error: unknown) => call.onError(error),
-  );
+  // The all-or-nothing calls of the requests read in one turn of the event loop go as one script call.
+  ctx.scripts.submitMany('limits', call);
   return done;
 }
 
@@ -78,13 +77,15 @@ async function peekThenCharge(calls: readonly LimitCall[]): Promise<AllDecisions
 }
 
 /** The `limits` script call in flight, under the shortest deadline of its limits. */
-class AllCall extends Deadline {
+class AllCall extends Deadline implements ManyKeyCall {
   resolve!: (result: AllDecisions) => void;
   reject!: (error: unknown) => void;
 
   constructor(
     private readonly calls: readonly LimitCall[],
     private readonly prepared: readonly PreparedCall[],
+    readonly keys: readonly string[],
+    readonly args: readonly ScriptArg[],
     private readonly started: number,
   ) {
     super();
