@@ -76,7 +76,9 @@ export async function decideRules(
     checkRuleCost(cost, r.limiter, r.rule.name);
     (r.rule.shadowMode ? shadow : enforcing).push(r);
   }
-  const optionsOf = (r: RuleDecision): LimitCallOptions => ({ cost, ...ruleKeyOptions(r.entries, slotKey) });
+  // Without a slot key every rule's call has the same options: one object per request, not per rule.
+  const plain: LimitCallOptions = { cost, sensitive: true };
+  const optionsOf = (r: RuleDecision): LimitCallOptions => (slotKey === undefined ? plain : { cost, ...ruleKeyOptions(r.entries, slotKey) });
   const shadowDone = Promise.all(
     shadow.map(async (r) => {
       r.decision = await r.limiter!.limit(r.identity, optionsOf(r));

@@ -78,6 +78,8 @@ async function peekThenCharge(calls: readonly LimitCall[]): Promise<AllDecisions
 
 /** The `limits` script call in flight, under the shortest deadline of its limits. */
 class AllCall extends Deadline implements ManyKeyCall {
+  /** The shortest deadline of the limits: the one call answers for all of them. */
+  private readonly timeoutMs: number;
   resolve!: (result: AllDecisions) => void;
   reject!: (error: unknown) => void;
 
@@ -89,7 +91,9 @@ class AllCall extends Deadline implements ManyKeyCall {
     private readonly started: number,
   ) {
     super();
-    this.start(Math.min(...calls.map((c) => c.limiter.policy.timeoutMs)));
+    this.timeoutMs = calls[0]!.limiter.policy.timeoutMs;
+    for (const c of calls) if (c.limiter.policy.timeoutMs < this.timeoutMs) this.timeoutMs = c.limiter.policy.timeoutMs;
+    this.start(this.timeoutMs);
   }
 
   onReply(reply: unknown): void {
@@ -116,7 +120,7 @@ class AllCall extends Deadline implements ManyKeyCall {
   }
 
   protected expire(): void {
-    this.fail(deadlineError('decision', Math.min(...this.calls.map((c) => c.limiter.policy.timeoutMs))));
+    this.fail(deadlineError('decision', this.timeoutMs));
   }
 
   /** Redis could not decide: each limit's fail mode does (or the error, when it is not Redis's). */
