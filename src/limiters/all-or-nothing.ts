@@ -32,12 +32,13 @@ export interface AllDecisions {
 export async function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
   if (calls.length === 0) return { allowed: true, decisions: [] };
   if (calls.length === 1) return allOf([await calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options)]);
-  const prepared: PreparedCall[] = [];
-  for (const c of calls) {
-    const p = c.limiter.prepare(c.key, c.options, true);
-    if (!('entry' in p)) return peekAll(calls);
-    prepared.push(p);
-  }
+  const prepared = calls.map((c) => c.limiter.prepare(c.key, c.options, true));
+  if (prepared.some((p) => !('entry' in p))) return peekUndenied(calls, prepared);
+  return send(calls, prepared as PreparedCall[]);
+}
+
+/** The `limits` script call of calls none of which the deny cache refuses. */
+function send(calls: readonly LimitCall[], prepared: PreparedCall[]): Promise<AllDecisions> {
   const ctx = calls[0]!.limiter.context;
   const keys = prepared.map((p) => p.entry.redisKey);
   // Not ready yet (each limiter waits for the connection within its own deadline), limiters of
@@ -63,9 +64,12 @@ function allOf(decisions: Decision[]): AllDecisions {
   return { allowed: decisions.every((d) => d.allowed), decisions };
 }
 
-/** Nothing is charged: every limit as it stands (a deny-cache refusal is one of them). */
-async function peekAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
-  const decisions = await Promise.all(calls.map((c) => c.limiter.peek(c.key, c.options)));
+/** The deny cache refused some: nothing is charged; the others are peeked (each refusal counted once). */
+async function peekUndenied(calls: readonly LimitCall[], prepared: readonly (Decision | PreparedCall)[]): Promise<AllDecisions> {
+  const decisions = await Promise.all(calls.map((c, i) => {
+    const p = prepared[i]!;
+    return 'entry' in p ? c.limiter.peek(c.key, c.options) : p;
+  }));
   return { allowed: false, decisions };
 }
 
