@@ -34,9 +34,10 @@ export const rulesFileSchema = z
     /**
      * A descriptor key (e.g. `api_key`): a rule whose descriptor has an entry of that key keeps its
      * limiter keys in that entry's Redis Cluster slot, so the rules one client's request matches are
-     * decided in one script call on a cluster too. Absent: each rule's key has a slot of its own.
+     * decided in one script call on a cluster too. Absent: the client-identity key most `http:`
+     * templates share (src/rules/slot-key.ts); `false`: each rule's key has a slot of its own.
      */
-    slot_key: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'a descriptor key').optional(),
+    slot_key: z.union([z.literal(false), z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'a descriptor key')]).optional(),
     /** Which rate-limit header sets responses carry (every one on by default, IETF draft-11). */
     response_headers: z
       .object({
