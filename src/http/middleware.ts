@@ -14,7 +14,7 @@ import { IdentityCache } from './identity-cache.js';
 import { sendRefusalBody } from './refusal.js';
 import { RefusalLog } from './refusal-log.js';
 import { requestInfo } from './request-info.js';
-import { RuleLimiters, checkRuleCost, decideRules, identityHash, outcomeOf, type RuleDecision } from './rule-decisions.js';
+import { RuleLimiters, checkRuleCost, decideRules, identityHash, outcomeOf, ruleKeyOptions, type RuleDecision } from './rule-decisions.js';
 import { rulesSourceOf, type RulesSource } from '../rules/rules-source.js';
 
 export interface MiddlewareOptions {
@@ -161,7 +161,7 @@ function rulesMode(deps: MiddlewareDeps, source: RulesSource, options: Middlewar
     }
     const sel = selection;
     const matches = rules.matchRequest(requestInfo(req), hash);
-    decideRules(matches, limiters, rules.version, cost).then(
+    decideRules(matches, limiters, rules.version, cost, rules.slotKey).then(
       ({ allowed, results }) => {
         const decided: PlannedDecision[] = [];
         let leases: RuleDecision[] | undefined;
@@ -181,8 +181,9 @@ function rulesMode(deps: MiddlewareDeps, source: RulesSource, options: Middlewar
         // Concurrency leases are held for the life of the response.
         if (leases) {
           const held = leases;
+          const slotKey = rules.slotKey;
           res.once('close', () => {
-            for (const r of held) void r.limiter!.release(r.identity, r.decision!.leaseId!, { sensitive: true }).catch(() => undefined);
+            for (const r of held) void r.limiter!.release(r.identity, r.decision!.leaseId!, ruleKeyOptions(r.entries, slotKey)).catch(() => undefined);
           });
         }
         next();

@@ -1,10 +1,11 @@
 // Deciding the rules a request (or a decision-service call) matched: one limiter per rule, cached per
-// rules version; all-or-nothing charging (peek every enforcing rule, charge them only if all allow);
-// shadow rules always decide and count but never refuse.
+// rules version; all-or-nothing charging (every enforcing rule checked, all charged only if all allow,
+// in one script call: src/limiters/all-or-nothing.ts); shadow rules always decide and count but never refuse.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors.js';
+import { limitAll } from '../limiters/all-or-nothing.js';
 import type { Decision } from '../limiters/decision.js';
-import type { Limiter } from '../limiters/limiter.js';
+import type { LimitCallOptions, Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { RuleOutcome } from '../metrics/metrics.js';
 import { descriptorIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
@@ -48,16 +49,18 @@ export class RuleLimiters {
 }
 
 /**
- * Decides every match. Enforcing rules are all-or-nothing: with more than one, each is first peeked
- * and nothing is charged if any would refuse; a call that races another between the peek and the
- * charge can still be refused at the charge (the statuses then say which rule refused). Shadow rules
- * are charged and counted independently and never refuse.
+ * Decides every match. Enforcing rules are all-or-nothing: every one is checked and all are charged
+ * only if all allow, atomically in one script call when their keys share a slot (always on one Redis
+ * node; on a cluster when `slotKey` puts them in the slot of one descriptor entry); across slots, each
+ * is peeked and then charged, with the race docs/http-api.md describes. Shadow rules are charged and
+ * counted independently and never refuse.
  */
 export async function decideRules(
   matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
   limiters: RuleLimiters,
   rulesVersion: string,
   cost = 1,
+  slotKey?: string,
 ): Promise<{ allowed: boolean; results: RuleDecision[] }> {
   const results: RuleDecision[] = matches.map((m) => ({
     rule: m.rule,
@@ -73,22 +76,16 @@ export async function decideRules(
     checkRuleCost(cost, r.limiter, r.rule.name);
     (r.rule.shadowMode ? shadow : enforcing).push(r);
   }
-  // Descriptor values come from requests and from other services (an API key, a user id): the limiter
-  // key always holds their hash, never the values.
-  const charge = async (r: RuleDecision) => {
-    r.decision = await r.limiter!.limit(r.identity, { cost, sensitive: true });
-  };
-  const shadowDone = Promise.all(shadow.map(charge));
-  if (enforcing.length > 1) {
-    const peeks = await Promise.all(enforcing.map((r) => r.limiter!.peek(r.identity, { cost, sensitive: true })));
-    if (peeks.some((d) => !d.allowed)) {
-      enforcing.forEach((r, i) => (r.decision = peeks[i]));
-    } else {
-      await Promise.all(enforcing.map(charge));
-    }
-  } else {
-    await Promise.all(enforcing.map(charge));
-  }
+  // Without a slot key every rule's call has the same options: one object per request, not per rule.
+  const plain: LimitCallOptions = { cost, sensitive: true };
+  const optionsOf = (r: RuleDecision): LimitCallOptions => (slotKey === undefined ? plain : { cost, ...ruleKeyOptions(r.entries, slotKey) });
+  const shadowDone = Promise.all(
+    shadow.map(async (r) => {
+      r.decision = await r.limiter!.limit(r.identity, optionsOf(r));
+    }),
+  );
+  const all = await limitAll(enforcing.map((r) => ({ limiter: r.limiter!, key: r.identity, options: optionsOf(r) })));
+  enforcing.forEach((r, i) => (r.decision = all.decisions[i]));
   await shadowDone;
   let allowed = true;
   for (const r of results) {
@@ -97,6 +94,18 @@ export async function decideRules(
     if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
   }
   return { allowed, results };
+}
+
+/**
+ * How a rule's limiter keys a descriptor: always by its hash (descriptor values come from requests and
+ * other services: an API key, a user id), and in the slot of its `slotKey` entry when it has one, so the
+ * rules of one client share a cluster slot and one script call. Every call on a rule's key (decide,
+ * release, reset) must use these.
+ */
+export function ruleKeyOptions(entries: readonly DescriptorEntry[], slotKey: string | undefined): LimitCallOptions {
+  if (slotKey === undefined) return { sensitive: true };
+  const entry = entries.find((e) => e.key === slotKey);
+  return entry ? { sensitive: true, slot: descriptorIdentity([entry]) } : { sensitive: true };
 }
 
 /** A cost no call could ever be allowed under is a bad request (SLUICE_ERR_INVALID_COST), not a silent partial charge. */

@@ -62,6 +62,19 @@ export interface LimiterContext {
   wasReady(): boolean;
 }
 
+/** @internal One call checked and laid out by `Limiter.prepare`, not sent yet. */
+export interface PreparedCall {
+  entry: KeyEntry;
+  /** ARGV of the limiter's script, in its order. */
+  args: ScriptArg[];
+  /** '' unless a concurrency call that records. */
+  leaseId: string;
+  cost: number;
+  /** The deny cache's stamp of the call (0 without a deny cache). */
+  stampMs: number;
+  nowMs: number | undefined;
+}
+
 /** Options of limit/peek: cost and time, and whether the key is a secret to be hashed. */
 export type LimitCallOptions = DecisionOptions & IdentityOptions;
 
@@ -69,6 +82,8 @@ const NO_OPTIONS: LimitCallOptions = Object.freeze({});
 
 /** Prefixed to a sensitive key in the key cache, so `k` and sensitive `k` (two Redis keys) never share an entry. */
 const SENSITIVE_MARK = '\u0001';
+/** Ends the slot value in a key cache id (slot values never hold it: they are descriptor identities). */
+const SLOT_MARK = '\u0002';
 
 /** Epoch ms from the monotonic clock: the deny cache's time when neither the caller nor the client clock gives one. */
 const monotonicEpochMs = (): number => performance.timeOrigin + performance.now();
@@ -139,7 +154,42 @@ export class Limiter {
 
   /** The Redis key holding `key`'s state (for operators and tests). */
   keyOf(key: string, options: IdentityOptions = {}): string {
-    return this.ctx.keys.limiter(this.namespace, this.ctx.keys.limiterIdentity(key, options), this.spec.suffix);
+    const { keys } = this.ctx;
+    const slot = options.slot === undefined ? undefined : keys.limiterIdentity(options.slot, options);
+    return keys.limiter(this.namespace, keys.limiterIdentity(key, options), this.spec.suffix, slot);
+  }
+
+  /** @internal The instance this limiter decides on (all-or-nothing calls of several limiters share it). */
+  get context(): LimiterContext {
+    return this.ctx;
+  }
+
+  /** @internal The decision script this limiter runs. */
+  get script(): AlgorithmSpec<Policy>['script'] {
+    return this.spec.script;
+  }
+
+  /**
+   * @internal Everything one call sends, checked and laid out (the deny cache asked first): a Decision
+   * when the deny cache refuses it, else the call's parts. Throws what a call rejects with.
+   */
+  prepare(key: string, options: LimitCallOptions, record: boolean): Decision | PreparedCall {
+    if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
+    const cost = checkCost(options.cost, this.maxCost, "the policy's limit", 'such a call could never be allowed');
+    const entry = this.cache.entry(cacheId(key, options), () => this.keyOf(key, options));
+    // The instant the script will decide at, when this process knows it (the caller's or the client clock).
+    const clientNowMs = options.nowMs ?? (this.ctx.clockSource === 'client' ? this.ctx.clock.nowMs() : undefined);
+    const now = timeArg(clientNowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
+    let stampMs = 0;
+    if (this.denyCache) {
+      // The script's own instant (the time argument as sent); with Redis TIME, a moment before the
+      // script runs, so a refusal's end is never placed later than Redis would place it.
+      stampMs = now === '' ? monotonicEpochMs() : this.spec.unit === 'us' ? Number(now) / 1000 : Number(now);
+      const denied = this.denied(entry, cost, stampMs);
+      if (denied) return denied;
+    }
+    const leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
+    return { entry, args: this.args.build(now, cost, record, leaseId), leaseId, cost, stampMs, nowMs: options.nowMs };
   }
 
   /**
@@ -147,30 +197,14 @@ export class Limiter {
    * reply mapping and the fail mode (no async wrapper, no per-call timer): this runs for every request.
    */
   private decide(key: string, options: LimitCallOptions, record: boolean): Promise<Decision> {
-    let entry: KeyEntry;
-    let args: ScriptArg[];
-    let leaseId: string;
-    let cost: number;
-    let stampMs = 0;
+    let prepared: Decision | PreparedCall;
     try {
-      if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
-      cost = checkCost(options.cost, this.maxCost, "the policy's limit", 'such a call could never be allowed');
-      entry = this.cache.entry(cacheId(key, options), () => this.keyOf(key, options));
-      // The instant the script will decide at, when this process knows it (the caller's or the client clock).
-      const clientNowMs = options.nowMs ?? (this.ctx.clockSource === 'client' ? this.ctx.clock.nowMs() : undefined);
-      const now = timeArg(clientNowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);
-      if (this.denyCache) {
-        // The script's own instant (the time argument as sent); with Redis TIME, a moment before the
-        // script runs, so a refusal's end is never placed later than Redis would place it.
-        stampMs = now === '' ? monotonicEpochMs() : this.spec.unit === 'us' ? Number(now) / 1000 : Number(now);
-        const denied = this.denied(entry, cost, stampMs);
-        if (denied) return Promise.resolve(denied);
-      }
-      leaseId = record && this.policy.algorithm === 'concurrency' ? newLeaseId(cost) : '';
-      args = this.args.build(now, cost, record, leaseId);
+      prepared = this.prepare(key, options, record);
     } catch (error) {
       return Promise.reject(error);
     }
+    if (!('entry' in prepared)) return Promise.resolve(prepared);
+    const { entry, args, leaseId, cost, stampMs } = prepared;
     const call = new DecisionCall(this, entry, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0, record, cost, stampMs);
     const promise = new Promise<Decision>((resolve, reject) => {
       call.resolve = resolve;
@@ -350,7 +384,11 @@ function denialsHold(policy: Policy): boolean {
   return true;
 }
 
-/** The key cache's id of a caller key: a sensitive key is another Redis key than the same text verbatim. */
+/**
+ * The key cache's id of a caller key: a sensitive key is another Redis key than the same text verbatim,
+ * and a key in a slot another than the same key without one.
+ */
 function cacheId(key: string, options: IdentityOptions): string {
-  return options.sensitive ? SENSITIVE_MARK + key : key;
+  const id = options.sensitive ? SENSITIVE_MARK + key : key;
+  return options.slot === undefined ? id : options.slot + SLOT_MARK + id;
 }

@@ -50,6 +50,12 @@ export const NAME_RULE = 'letters, digits, ".", "_", "-", starting with a letter
 /** Marks an identity value as secret (an API key, a token): it is always hashed. */
 export interface IdentityOptions {
   sensitive?: boolean;
+  /**
+   * The value whose hash tag the key takes instead of its own (hashed as the identity is): keys of one
+   * `slot` value share a Redis Cluster slot, so one script call can decide them together
+   * (src/limiters/all-or-nothing.ts). The rules' `slot_key` sets it to the client's descriptor entry.
+   */
+  slot?: string;
 }
 
 export class KeyBuilder {
@@ -101,10 +107,16 @@ export class KeyBuilder {
 
   /**
    * Key of a decision limiter's state, `<prefix>:2{<namespace>:<identity>}<suffix>`: the hash tag holds
-   * the policy namespace and the identity (from {@link limiterIdentity}); the suffix is the algorithm's letter.
+   * the policy namespace and the identity (from {@link limiterIdentity}); the suffix is the algorithm's
+   * letter. With a `slot` segment (an identity segment too: a rule's `slot_key`), the tag holds the slot
+   * and the namespace and identity follow it, `<prefix>:2{<slot>}<namespace>[:<identity>]<suffix>`, the
+   * identity left out when it is the slot itself (so the key is no longer than without a slot). The
+   * three forms never meet: a namespace has no ':', and the suffix is one letter.
    */
-  limiter(namespace: string, identity: string, suffix: string): string {
-    return `${this.prefix}:${LIMITER_KEY_VERSION}{${namespace}:${identity}}${suffix}`;
+  limiter(namespace: string, identity: string, suffix: string, slot?: string): string {
+    if (slot === undefined) return `${this.prefix}:${LIMITER_KEY_VERSION}{${namespace}:${identity}}${suffix}`;
+    if (slot === identity) return `${this.prefix}:${LIMITER_KEY_VERSION}{${slot}}${namespace}${suffix}`;
+    return `${this.prefix}:${LIMITER_KEY_VERSION}{${slot}}${namespace}:${identity}${suffix}`;
   }
 
   /** The hash tag shared by every key of one throttle (its lanes, its global meter and its BullMQ queue). */

@@ -32,6 +32,8 @@ export const SCRIPT_TABLE = {
   gcra: { keys: ['state'], argv: ['now', 'intervalUs', 'burst', 'cost', 'record'], batched: true },
   'concurrency-acquire': { keys: ['state'], argv: ['now', 'limit', 'leaseMs', 'cost', 'record', 'leaseId'], batched: true },
   'concurrency-release': { keys: ['state'], argv: ['leaseId'] },
+  /** Every enforcing limit of one request, all-or-nothing (src/limiters/all-or-nothing.ts). */
+  limits: { keys: [], keysRest: 'states', argv: [], argvRest: 'decisions' },
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
     keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing'],

@@ -85,6 +85,39 @@ function batchedLua(source: string, read: (name: string) => string): string {
   ].join('\n');
 }
 
+/**
+ * Scripts of several keys and a variable number of arguments that also exist in a batched form: calls
+ * issued in one turn of the event loop go as one script call, each still atomic on its own (the
+ * all-or-nothing decisions of many requests, src/limiters/all-or-nothing.ts). One node only.
+ */
+export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits']);
+
+/**
+ * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call.
+ * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count; then the
+ * calls' arguments one after the other; KEYS are the calls' keys one after the other.
+ */
+function batchedManyLua(source: string, read: (name: string) => string): string {
+  return [
+    ...resolveIncludes(source, read),
+    'local function decide(KEYS, ARGV)',
+    withoutIncludes(source),
+    'end',
+    'local m = tonumber(ARGV[1])',
+    'local replies = {}',
+    'local k, a = 0, 1 + 2 * m',
+    'for i = 1, m do',
+    '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
+    '  local keys, argv = {}, {}',
+    '  for j = 1, nk do keys[j] = KEYS[k + j] end',
+    '  for j = 1, na do argv[j] = ARGV[a + j] end',
+    '  k, a = k + nk, a + na',
+    '  replies[i] = decide(keys, argv)',
+    'end',
+    'return replies',
+  ].join('\n');
+}
+
 /** Reads and versions every script once per process. */
 export function loadScripts(): Map<string, LoadedScript> {
   if (loaded) return loaded;
@@ -99,6 +132,7 @@ export function loadScripts(): Map<string, LoadedScript> {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
     add(name, expandIncludes(source, read));
     if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, read));
+    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(source, read));
   }
   loaded = map;
   return map;
@@ -115,6 +149,16 @@ export interface BatchableCall {
   readonly pending?: boolean;
 }
 
+/** One call of a many-key script waiting to be sent, alone or with others of the same script. */
+export interface ManyKeyCall {
+  readonly keys: readonly string[];
+  readonly args: readonly ScriptArg[];
+  onReply(reply: unknown): void;
+  onError(error: unknown): void;
+  /** False once the caller has been answered: the call must not be sent again. */
+  readonly pending: boolean;
+}
+
 /** Only NOSCRIPT is ever matched by error text (style.md). */
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -125,6 +169,8 @@ export class ScriptRegistry {
   private readonly scripts = new Map<string, LoadedScript>();
   /** Calls waiting for the end of this turn of the event loop, per batched script. */
   private readonly queues = new Map<string, BatchableCall[]>();
+  /** The same for the many-key scripts. */
+  private readonly manyQueues = new Map<string, ManyKeyCall[]>();
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
     const loaded = loadScripts();
@@ -136,7 +182,7 @@ export class ScriptRegistry {
     for (const name of names) {
       use(name);
       // On a cluster the keys of one batch would span slots: there every decision is its own call.
-      if (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster)) use(batchName(name));
+      if ((BATCHED_SCRIPTS.has(name) || MANY_KEY_BATCHED.has(name)) && !(client instanceof Cluster)) use(batchName(name));
     }
   }
 
@@ -164,6 +210,78 @@ export class ScriptRegistry {
       if (!isNoScript(error)) throw error;
       return this.client.eval(s.lua, keys.length, ...keys, ...args);
     });
+  }
+
+  /**
+   * `runPositional` for a call under a deadline: on a cluster a redirection is followed only while
+   * `pending()` (src/redis/cluster-send.ts), and NOSCRIPT is answered by EVAL only while it is true.
+   */
+  runWhilePending(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[], pending: () => boolean): Promise<unknown> {
+    const s = this.scripts.get(name);
+    if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
+    const client = this.client;
+    const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
+      client instanceof Cluster ? sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], pending) : client[cmd](first, keys.length, ...keys, ...args);
+    return send('evalsha', s.sha).catch((error: unknown) => {
+      if (isNoScript(error) && pending()) return send('eval', s.lua);
+      throw error;
+    });
+  }
+
+  /**
+   * Sends a call of a many-key script (MANY_KEY_BATCHED) as `submit` sends a one-key decision: with the
+   * calls of the same script issued in this turn of the event loop, as one script call (one node); on
+   * a cluster, alone, redirections followed only while it is pending. The client must be ready.
+   */
+  submitMany(name: ScriptName, call: ManyKeyCall): void {
+    if (!this.scripts.has(batchName(name))) {
+      this.runWhilePending(name, call.keys, call.args, () => call.pending).then(
+        (reply) => call.onReply(reply),
+        (error: unknown) => call.onError(error),
+      );
+      return;
+    }
+    let queue = this.manyQueues.get(name);
+    if (!queue) {
+      queue = [];
+      this.manyQueues.set(name, queue);
+    }
+    queue.push(call);
+    if (queue.length === 1) setImmediate(() => this.flushMany(name));
+  }
+
+  private flushMany(name: ScriptName): void {
+    const queue = this.manyQueues.get(name);
+    if (!queue?.length) return;
+    this.manyQueues.set(name, []);
+    for (let i = 0; i < queue.length; i += MAX_BATCH) this.sendMany(name, queue.slice(i, i + MAX_BATCH));
+  }
+
+  private sendMany(name: ScriptName, calls: readonly ManyKeyCall[]): void {
+    const live = calls.filter((c) => c.pending);
+    if (live.length === 0) return;
+    const fail = (error: unknown) => {
+      for (const c of live) c.onError(error);
+    };
+    if (live.length === 1) {
+      const c = live[0]!;
+      this.runWhilePending(name, c.keys, c.args, () => c.pending).then((reply) => c.onReply(reply), fail);
+      return;
+    }
+    const keys: string[] = [];
+    const args: ScriptArg[] = [live.length];
+    for (const c of live) args.push(c.keys.length);
+    for (const c of live) args.push(c.args.length);
+    for (const c of live) {
+      for (const k of c.keys) keys.push(k);
+      for (const a of c.args) args.push(a);
+    }
+    const deliver = (reply: unknown) => {
+      // One reply per call, or none of them is trusted (each call checks the shape of its own).
+      if (!Array.isArray(reply) || reply.length !== live.length) fail(malformedReply(batchName(name), reply));
+      else for (let i = 0; i < live.length; i++) live[i]!.onReply(reply[i]);
+    };
+    this.runWhilePending(batchName(name) as ScriptName, keys, args, () => live.some((c) => c.pending)).then(deliver, fail);
   }
 
   /**

@@ -16,6 +16,7 @@ import type { RequestInfo } from '../request/request-info.js';
 import { compileHttp, type DescriptorOptions, type HttpRules } from './request.js';
 import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
 import type { FieldPath } from './source-map.js';
+import { slotKeyOf } from './slot-key.js';
 
 /** A descriptor of a request together with the rule it matched. */
 export interface RequestMatch {
@@ -46,6 +47,8 @@ export interface Rules {
   readonly callbacks?: { readonly hosts: readonly string[] };
   /** The `response_headers:` section: which rate-limit header sets to send (empty: the defaults). */
   readonly responseHeaders: HeaderSelection;
+  /** The `slot_key:` in force (set, or its default): the descriptor key whose entry gives a rule's keys their cluster slot. */
+  readonly slotKey?: string;
   /** The `auth:` section: `none`, or the tenants' key digests; undefined when the file has no such section. @internal */
   readonly auth: AuthRules | undefined;
   /** The queue called `name`. */
@@ -109,6 +112,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
   }
   const routes = new RouteGroups(routeGroups);
   const http = spec.http ? compileHttp(spec.http, routes) : undefined;
+  const slotKey = slotKeyOf(spec.slot_key, spec.http);
   // Identity sources (queue keys) work without an http: section too, with its defaults.
   const sources = http ?? compileHttp({ domain: '-', descriptors: [] } as unknown as Parameters<typeof compileHttp>[0], routes);
   const baseDir = dirname(resolve(ctx.file));
@@ -131,6 +135,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     http: http?.rules,
     queues,
     responseHeaders: headerSelectionOf(spec.response_headers),
+    ...(slotKey === undefined ? {} : { slotKey }),
     ...(spec.callbacks ? { callbacks: { hosts: spec.callbacks.allow.map((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1')) } } : {}),
     auth: ctx.auth,
     queue: (name: string) => queueByName.get(name),

@@ -31,6 +31,13 @@ export const rulesFileSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * A descriptor key (e.g. `api_key`): a rule whose descriptor has an entry of that key keeps its
+     * limiter keys in that entry's Redis Cluster slot, so the rules one client's request matches are
+     * decided in one script call on a cluster too. Absent: the client-identity key most `http:`
+     * templates share (src/rules/slot-key.ts); `false`: each rule's key has a slot of its own.
+     */
+    slot_key: z.union([z.literal(false), z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'a descriptor key')]).optional(),
     /** Which rate-limit header sets responses carry (every one on by default, IETF draft-11). */
     response_headers: z
       .object({
@@ -58,7 +65,7 @@ export function rulesErrorMap(issue: {
   if (issue.code === 'invalid_key') return `bad name '${String(issue.input)}': ${issue.issues?.[0]?.message ?? 'invalid'}`;
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required field is missing';
-  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth, callbacks and/or response_headers';
+  if ((issue.path?.length ?? 0) === 0) return 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth, callbacks, slot_key and/or response_headers';
   const got = issue.input === null ? 'null' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
   return `expected ${issue.expected === 'object' ? 'a mapping' : issue.expected === 'array' ? 'a list' : issue.expected}, got ${got}`;
 }

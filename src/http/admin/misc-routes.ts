@@ -6,7 +6,7 @@ import { SluiceError } from '../../errors.js';
 import { descriptorIdentity } from '../../rules/index.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
-import type { RuleLimiters } from '../rule-decisions.js';
+import { ruleKeyOptions, type RuleLimiters } from '../rule-decisions.js';
 import { parsePart, record, send, type AdminContext } from './context.js';
 import { auditResponseSchema, pageQuerySchema, resetBodySchema, resetResponseSchema } from './schemas.js';
 
@@ -33,7 +33,7 @@ export function miscRoutes(ctx: AdminContext, limiters: RuleLimiters): Router {
     if (!rule || !limiter) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `the descriptor matches no limited rule in domain '${body.domain}'`);
     await whenReady(ctx.deps.sluice.redis, 2_000);
     // The same identity and hashing the decision service uses, so this clears exactly its counter.
-    await limiter.reset(descriptorIdentity(entries), { sensitive: true });
+    await limiter.reset(descriptorIdentity(entries), ruleKeyOptions(entries, rules.slotKey));
     await record(ctx, req, 'decision.reset', { target: rule.name, details: { domain: body.domain, keys: entries.map((e) => e.key) } });
     send(res, 200, resetResponseSchema, { domain: body.domain, rule: rule.name, reset: true });
   });

@@ -7,7 +7,7 @@ import { markRedisAnswered } from '../redis-outage-log.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { SluiceError } from '../../errors.js';
 import { refusalSeconds } from '../../headers/retry-after.js';
-import { RuleLimiters, decideRules, identityHash } from '../rule-decisions.js';
+import { RuleLimiters, decideRules, identityHash, ruleKeyOptions } from '../rule-decisions.js';
 import { RefusalLog } from '../refusal-log.js';
 import { decisionBodySchema, releaseBodySchema } from '../schemas.js';
 import { tenantAuth } from '../tenant-auth.js';
@@ -27,7 +27,7 @@ export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
       const rule = rules.matchDescriptor(body.domain, entries);
       if (rule) matched.push({ index, rule, entries });
     });
-    const { allowed, results } = await decideRules(matched, limiters, rules.version, body.cost ?? 1);
+    const { allowed, results } = await decideRules(matched, limiters, rules.version, body.cost ?? 1, rules.slotKey);
     // Decisions answered by their fail mode are not Redis answering (they are counted in the metrics).
     if (results.some((r) => r.decision !== undefined) && results.every((r) => r.decision?.failure === undefined)) markRedisAnswered(res);
     const statuses: Record<string, unknown>[] = descriptors.map((entries) => ({ descriptor: entries, code: 'OK', rule: null }));
@@ -76,7 +76,7 @@ export function decisionsRoute(deps: AppDeps, limiters: RuleLimiters): Router {
     if (!rule || !limiter || limiter.policy.algorithm !== 'concurrency') {
       throw new SluiceError('SLUICE_ERR_NOT_FOUND', `the descriptor matches no concurrency rule in domain '${body.domain}'`);
     }
-    const released = await limiter.release(descriptorIdentity(entries), body.lease_id, { sensitive: true });
+    const released = await limiter.release(descriptorIdentity(entries), body.lease_id, ruleKeyOptions(entries, rules.slotKey));
     markRedisAnswered(res);
     res.json({ released, rule: rule.name });
   });

@@ -48,6 +48,17 @@ function usedSlots(source: string, table: 'KEYS' | 'ARGV'): Set<number> {
 const dir = luaDir();
 const read = (name: string) => readFileSync(join(dir, `${name}.lua`), 'utf8');
 
+/**
+ * A decision script's algorithm is in its include lua/includes/decide-<name>.lua, a function of
+ * (key, argv) with argv = the script's ARGV: its code, with argv[i] read as ARGV[i], is the script's.
+ */
+function withDecideIncludes(source: string): string {
+  const included = [...source.matchAll(/^-- @include (decide-[a-z-]+)$/gm)].map((m) =>
+    readFileSync(join(dir, 'includes', `${m[1]}.lua`), 'utf8').replace(/\bargv\[/g, 'ARGV['),
+  );
+  return [source, ...included].join('\n');
+}
+
 describe('script table against the lua/ headers', () => {
   it('lists exactly the scripts in lua/', () => {
     const files = readdirSync(dir)
@@ -69,7 +80,7 @@ describe('script table against the lua/ headers', () => {
 
   it.each(SCRIPT_NAMES)('%s: the code reads every declared slot and none beyond them', (name) => {
     const shape = shapeOf(name);
-    const source = read(name);
+    const source = withDecideIncludes(read(name));
     for (const [table, declared, rest] of [
       ['KEYS', shape.keys.length, shape.keysRest],
       ['ARGV', shape.argv.length, shape.argvRest],

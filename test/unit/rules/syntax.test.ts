@@ -48,7 +48,7 @@ describe('the document is not a mapping', () => {
   ])('%s', (_name, text) => {
     const { issues } = issuesOf(text);
     expect(issues).toEqual([
-      { path: '(root)', line: 1, column: 1, message: 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth, callbacks and/or response_headers' },
+      { path: '(root)', line: 1, column: 1, message: 'the rules file must be a mapping with domains, plans, route_groups, http, queues, auth, callbacks, slot_key and/or response_headers' },
     ]);
   });
 });

@@ -1,0 +1,34 @@
+-- includes/decide-concurrency-acquire.lua: the decision of lua/concurrency-acquire.lua as a function, so that script and the
+-- all-limits script (lua/limits.lua) run one copy of the algorithm.
+-- decide_concurrency(key, argv): key = the state key, argv = the ARGV of lua/concurrency-acquire.lua;
+-- returns {allowed 0|1, remaining, retryAfter, resetAt}.
+-- @include now
+-- @include batch
+-- @include lease
+local function decide_concurrency(key, argv)
+  local now = now_ms(argv[1])
+  local limit = tonumber(argv[2])
+  local lease_ms = tonumber(argv[3])
+  local cost = tonumber(argv[4])
+  local record = argv[5] == '1'
+
+  if record then redis.call('ZREMRANGEBYSCORE', key, '-inf', now) end
+  local held = redis.call('ZCOUNT', key, '(' .. int(now), '+inf')
+  local allowed = held + cost <= limit
+
+  if allowed and record then
+    batched('ZADD', key, now + lease_ms, lease_members(argv[6]))
+    keep_alive(key, lease_ms)
+    held = held + cost
+  end
+
+  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local reset_at = now
+  if latest[2] and tonumber(latest[2]) > now then reset_at = tonumber(latest[2]) end
+  if allowed then return {1, math.max(0, limit - held), 0, reset_at} end
+
+  local need = held + cost - limit
+  local dead = redis.call('ZCOUNT', key, '-inf', now)
+  local freeing = redis.call('ZRANGE', key, dead + need - 1, dead + need - 1, 'WITHSCORES')
+  return {0, math.max(0, limit - held), tonumber(freeing[2]) - now, reset_at}
+end

@@ -1,0 +1,144 @@
+// Several limits of one request decided all-or-nothing: every limit is checked and all are charged
+// only if all allow, in ONE atomic script call (lua/limits.lua) when their keys can share a script (one
+// node, or one cluster slot). Keys in different cluster slots cannot: then each limit is peeked and,
+// if all would allow, charged (two round trips, and the race docs/http-api.md describes: a call that
+// races another between its peek and its charge can be partly charged; no limit is ever exceeded).
+import { Deadline, deadlineError } from '../redis/deadline.js';
+import { isDecisionReply, malformedReply } from '../redis/reply.js';
+import type { ScriptArg } from '../redis/script-table.js';
+import type { ManyKeyCall } from '../redis/scripts.js';
+import { oneSlot } from '../redis/slots.js';
+import type { Decision } from './decision.js';
+import type { LimitCallOptions, Limiter, PreparedCall } from './limiter.js';
+
+/** One limit of a request: the limiter, the caller key and the call's options. */
+export interface LimitCall {
+  limiter: Limiter;
+  key: string;
+  options: LimitCallOptions;
+}
+
+/** The decisions of `calls`, in order; `allowed` when every one allowed, and only then was anything charged. */
+export interface AllDecisions {
+  allowed: boolean;
+  decisions: Decision[];
+}
+
+/**
+ * Decides `calls` all-or-nothing. One call is simply that limiter's `limit`. A call the deny cache
+ * refuses refuses the request without a Redis call for it; the others are then only peeked.
+ * Each limit keeps its own fail mode when Redis cannot decide, and its own metrics.
+ */
+export async function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
+  if (calls.length === 0) return { allowed: true, decisions: [] };
+  if (calls.length === 1) return allOf([await calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options)]);
+  const prepared = calls.map((c) => c.limiter.prepare(c.key, c.options, true));
+  if (prepared.some((p) => !('entry' in p))) return peekUndenied(calls, prepared);
+  return send(calls, prepared as PreparedCall[]);
+}
+
+/** The `limits` script call of calls none of which the deny cache refuses. */
+function send(calls: readonly LimitCall[], prepared: PreparedCall[]): Promise<AllDecisions> {
+  const ctx = calls[0]!.limiter.context;
+  const keys = prepared.map((p) => p.entry.redisKey);
+  // Not ready yet (each limiter waits for the connection within its own deadline), limiters of
+  // different instances, or keys in different cluster slots: the peek-then-charge path.
+  if (ctx.client.status !== 'ready' || calls.some((c) => c.limiter.context !== ctx) || !oneSlot(ctx.client, keys)) return peekThenCharge(calls);
+  const args: ScriptArg[] = [];
+  for (let i = 0; i < calls.length; i++) {
+    const a = prepared[i]!.args;
+    args.push(calls[i]!.limiter.script, a.length);
+    for (const v of a) args.push(v);
+  }
+  const call = new AllCall(calls, prepared, keys, args, ctx.observer ? performance.now() : 0);
+  const done = new Promise<AllDecisions>((resolve, reject) => {
+    call.resolve = resolve;
+    call.reject = reject;
+  });
+  // The all-or-nothing calls of the requests read in one turn of the event loop go as one script call.
+  ctx.scripts.submitMany('limits', call);
+  return done;
+}
+
+function allOf(decisions: Decision[]): AllDecisions {
+  return { allowed: decisions.every((d) => d.allowed), decisions };
+}
+
+/** The deny cache refused some: nothing is charged; the others are peeked (each refusal counted once). */
+async function peekUndenied(calls: readonly LimitCall[], prepared: readonly (Decision | PreparedCall)[]): Promise<AllDecisions> {
+  const decisions = await Promise.all(calls.map((c, i) => {
+    const p = prepared[i]!;
+    return 'entry' in p ? c.limiter.peek(c.key, c.options) : p;
+  }));
+  return { allowed: false, decisions };
+}
+
+/** Keys in several slots: peek all, then charge all if all would allow (each charge still atomic on its own). */
+async function peekThenCharge(calls: readonly LimitCall[]): Promise<AllDecisions> {
+  const peeks = await Promise.all(calls.map((c) => c.limiter.peek(c.key, c.options)));
+  if (peeks.some((d) => !d.allowed)) return { allowed: false, decisions: peeks };
+  return allOf(await Promise.all(calls.map((c) => c.limiter.limit(c.key, c.options))));
+}
+
+/** The `limits` script call in flight, under the shortest deadline of its limits. */
+class AllCall extends Deadline implements ManyKeyCall {
+  /** The shortest deadline of the limits: the one call answers for all of them. */
+  private readonly timeoutMs: number;
+  resolve!: (result: AllDecisions) => void;
+  reject!: (error: unknown) => void;
+
+  constructor(
+    private readonly calls: readonly LimitCall[],
+    private readonly prepared: readonly PreparedCall[],
+    readonly keys: readonly string[],
+    readonly args: readonly ScriptArg[],
+    private readonly started: number,
+  ) {
+    super();
+    this.timeoutMs = calls[0]!.limiter.policy.timeoutMs;
+    for (const c of calls) if (c.limiter.policy.timeoutMs < this.timeoutMs) this.timeoutMs = c.limiter.policy.timeoutMs;
+    this.start(this.timeoutMs);
+  }
+
+  onReply(reply: unknown): void {
+    const ok = isAllReply(reply, this.calls.length);
+    if (!this.settle()) {
+      if (ok) this.calls.forEach((c, i) => c.limiter.lateReply(reply[i + 1], reply[0] === 1));
+      return;
+    }
+    if (!ok) return this.fail(malformedReply('limits', reply));
+    const charged = reply[0] === 1;
+    try {
+      const decisions = this.calls.map((c, i) => {
+        const p = this.prepared[i]!;
+        return c.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
+      });
+      this.resolve({ allowed: charged, decisions });
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  onError(error: unknown): void {
+    if (this.settle()) this.fail(error);
+  }
+
+  protected expire(): void {
+    this.fail(deadlineError('decision', this.timeoutMs));
+  }
+
+  /** Redis could not decide: each limit's fail mode does (or the error, when it is not Redis's). */
+  private fail(error: unknown): void {
+    try {
+      this.resolve(allOf(this.calls.map((c, i) => c.limiter.failureOf(error, this.prepared[i]!.nowMs, this.started))));
+    } catch (e) {
+      this.reject(e);
+    }
+  }
+}
+
+/** `{allowed 0|1, decision...}` with one decision per limit. */
+function isAllReply(reply: unknown, n: number): reply is [0 | 1, ...unknown[]] {
+  return Array.isArray(reply) && reply.length === n + 1 && (reply[0] === 0 || reply[0] === 1) && reply.slice(1).every(isDecisionReply);
+}
+
