@@ -34,7 +34,13 @@ export function sendRefusal(res: Response, refusal: Refusal): void {
 /** The 429 status and JSON body of a refusal whose headers are already set (Retry-After = `retryAfter`). */
 export function sendRefusalBody(res: Response, retryAfter: number, reason: string | undefined, message: string): void {
   const body: RefusalBody = { error: REFUSAL_ERROR, retry_after: retryAfter, ...(reason !== undefined ? { reason } : {}), message };
-  res.status(429).json(body);
+  // Written directly, not through res.json(): express would hash the body for an ETag (a SHA-1 per
+  // refusal, for a response no cache keeps) and look at the request's freshness, which a 429 never has.
+  const json = JSON.stringify(body);
+  res.statusCode = 429;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 const REFUSAL_ERROR = problemName(429);
