@@ -2,9 +2,10 @@
 // remaining, retryAfterMs, resetAtMs — from each Lua script on real Redis and its TypeScript model.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { modelFor, parsePolicy, type PolicyInput } from '../../src/index.js';
+import { modelFor, parsePolicy } from '../../src/index.js';
 import { ConcurrencyModel } from '../../src/limiters/concurrency.model.js';
 import { TOPOLOGIES, useBackend } from '../helpers/fixtures.js';
+import { policies } from '../helpers/policy-arbitraries.js';
 
 /** One step: advance the clock by `dtMs` (sub-ms steps included), then call with `cost`, or peek. */
 const step = (maxCost: number, maxDtMs: number) =>
@@ -14,32 +15,6 @@ const step = (maxCost: number, maxDtMs: number) =>
     peek: fc.boolean().map((b) => b && Math.random() < 0.3),
   });
 
-const policies: Record<string, fc.Arbitrary<PolicyInput>> = {
-  'fixed-window': fc.record({ algorithm: fc.constant('fixed-window' as const), limit: fc.integer({ min: 1, max: 8 }), windowMs: fc.integer({ min: 1, max: 5_000 }) }),
-  'sliding-log': fc.record({
-    algorithm: fc.constant('sliding-log' as const),
-    limit: fc.integer({ min: 1, max: 8 }),
-    windowMs: fc.integer({ min: 1, max: 5_000 }),
-    recordRejected: fc.boolean(),
-  }),
-  'sliding-counter': fc.record({
-    algorithm: fc.constant('sliding-counter' as const),
-    limit: fc.integer({ min: 1, max: 8 }),
-    windowMs: fc.integer({ min: 1, max: 5_000 }),
-    rounding: fc.constantFrom('floor' as const, 'ceil' as const),
-  }),
-  'token-bucket': fc.record({
-    algorithm: fc.constant('token-bucket' as const),
-    capacity: fc.integer({ min: 1, max: 8 }),
-    refillPerSecond: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.01, max: 50, noNaN: true })),
-  }),
-  'leaky-bucket': fc.record({
-    algorithm: fc.constant('leaky-bucket' as const),
-    ratePerSecond: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.01, max: 50, noNaN: true })),
-    burst: fc.integer({ min: 0, max: 7 }),
-  }),
-  concurrency: fc.record({ algorithm: fc.constant('concurrency' as const), limit: fc.integer({ min: 1, max: 8 }), leaseMs: fc.integer({ min: 1, max: 5_000 }) }),
-};
 
 let run = 0;
 
