@@ -82,6 +82,14 @@ export function LanePage({ queue, lane }: { queue: string; lane: string }) {
                 <dt>next start</dt>
                 <dd data-field="nextStart">{inSeconds(detail.nextStartAt, now)}</dd>
               </div>
+              {detail.quotas?.map((q, i) => (
+                <div class="figure" key={`quota${i}`}>
+                  <dt>{`${q.period === 'day' ? 'daily' : 'monthly'} ${q.scope} quota`}</dt>
+                  <dd data-field={`quota${i}`}>
+                    {q.used} of {q.limit} {q.unit}, resets {new Date(q.resetsAt).toLocaleString()} ({q.timeZone})
+                  </dd>
+                </div>
+              ))}
             </>
           )}
         </dl>

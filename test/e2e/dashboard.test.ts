@@ -37,6 +37,8 @@ queues:
     rate_per_second: 5
     capacity: 500
     key: body
+    quotas:
+      - { scope: key, period: day, limit: 1000000, time_zone: Europe/Berlin }
     handler: { type: module, path: ./run.mjs }
   - name: reports
     rate_per_second: 0.01
@@ -174,6 +176,10 @@ describe('/ui in chromium', () => {
     expect(Date.parse(laneApi.pausedUntil)).toBeGreaterThan(Date.now() + 365 * 86_400_000);
     expect(laneApi.depth).toBeGreaterThan(0);
     await pollUntil(() => field('.lane-page', 'depth'), (d) => d === String(laneApi.depth), 3_000, 100, 'the lane depth');
+    // The key's spend quota: what the API counts (the paused lane starts nothing meanwhile).
+    expect(laneApi.quotas).toHaveLength(1);
+    expect(await field('.lane-page', 'quota0')).toContain(`${laneApi.quotas[0].used} of 1000000 calls`);
+    expect(laneApi.quotas[0].used).toBeGreaterThanOrEqual(3);
     await page.locator('[data-action="resume"]').click();
     await page.locator('[data-action="pause"]').waitFor();
     await pollUntil(async () => startsOf('acme').length, (n) => n >= before + 3, 10_000, 100, 'acme to start again');
