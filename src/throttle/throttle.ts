@@ -93,7 +93,7 @@ export class Throttle {
   private gateLanesCache: LaneScripts | undefined;
   private readonly variants: LaneVariants;
   private queue: Queue<JobData> | undefined;
-  private ready: Promise<void> | undefined;
+  private preparing: Promise<void> | undefined;
   private dispatcherCache: Dispatcher | undefined;
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
@@ -307,6 +307,15 @@ export class Throttle {
     return status;
   }
 
+  /**
+   * Resolves once this throttle admits at full speed: its admission client connected, its BullMQ queue
+   * made and its configuration published (what the first submit of a process would otherwise do, in
+   * its own latency). Optional: every call does it when needed.
+   */
+  async ready(): Promise<void> {
+    await this.withinDeadline('ready', () => this.prepare());
+  }
+
   /** The configured spend quota at `index` (as a refusal names it). @internal */
   quotaOf(index: number): Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'> {
     const q = this.config.quotas?.[index];
@@ -473,7 +482,7 @@ export class Throttle {
 
   /** Creates the queue and publishes the configuration for workers in other processes, once. */
   private prepare(): Promise<void> {
-    this.ready ??= (async () => {
+    this.preparing ??= (async () => {
       // The admission client: a job add is never re-sent after a reconnect (see confirmEnqueued).
       const { client } = this.ctx.admission();
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
@@ -483,10 +492,10 @@ export class Throttle {
       await whenReady(client, 2_000);
       await client.set(this.keys.config, JSON.stringify(this.config));
     })().catch((error: unknown) => {
-      this.ready = undefined;
+      this.preparing = undefined;
       throw error;
     });
-    return this.ready;
+    return this.preparing;
   }
 
   private withinDeadline<T>(what: string, work: () => Promise<T>): Promise<T> {
