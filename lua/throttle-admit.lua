@@ -105,6 +105,9 @@ local start = base + span(depth, interval, margin)
 -- lane is not summed on each admission). Refusing: 429 until the window resets; deferring: the job is
 -- predicted to start in the next window at the earliest.
 local quotas = parse_quotas(ARGV[14])
+-- Mid-migration the counters cannot be read safely: admitted unchecked (the dispatcher, which skips its
+-- rounds while the slot moves, still never starts more than a window allows).
+if #quotas > 0 and quota_slot_migrating(KEYS[1]) then quotas = {} end
 for _, q in ipairs(quotas) do
   local key, window_end = quota_window(q, KEYS[1], KEYS[7], start)
   if key then

@@ -32,7 +32,7 @@ local horizon = tonumber(ARGV[6])
 
 -- The spend quotas that count cost units count the actual cost too.
 local quotas = parse_quotas(ARGV[8])
-if #quotas > 0 and ARGV[9] and ARGV[9] ~= '' and diff ~= 0 then quota_reconcile(quotas, KEYS[1], KEYS[3], tonumber(ARGV[9]), diff, now) end
+if #quotas > 0 and ARGV[9] and ARGV[9] ~= '' and diff ~= 0 and not quota_slot_migrating(KEYS[1]) then quota_reconcile(quotas, KEYS[1], KEYS[3], tonumber(ARGV[9]), diff, now) end
 
 local function units(n, interval)
   if n >= 0 then return span(n, interval, margin) end

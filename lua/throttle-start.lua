@@ -71,7 +71,8 @@ local function requeue(slot)
     redis.call('HSET', KEYS[1], 'od', math.max(0, tonumber(redis.call('HGET', KEYS[1], 'od') or 0) - cost))
   end
   if redis.call('ZSCORE', KEYS[2], member) then return {0, 0, now} end
-  if slot and slot > 0 and ARGV[14] == '1' and #quotas > 0 then quota_charge(quotas, KEYS[1], KEYS[4], slot, cost, now, -1) end
+  -- (Not given back while the slot migrates: the window then counts one call more than was made.)
+  if slot and slot > 0 and ARGV[14] == '1' and #quotas > 0 and not quota_slot_migrating(KEYS[1]) then quota_charge(quotas, KEYS[1], KEYS[4], slot, cost, now, -1) end
   local order = tonumber(redis.call('HGET', KEYS[10], member) or '')
   if order then
     redis.call('HDEL', KEYS[10], member)

@@ -7,6 +7,15 @@
 -- expires an hour after its window ends.
 -- @include now
 
+-- True while the throttle's slot is being migrated (cluster resharding): its keys may be on either node
+-- and a quota counter is not among a script's declared keys, so it could be read as missing or written
+-- on the wrong node (the next MIGRATE would fail BUSYKEY). Two keys of the slot, one never existing,
+-- fail EXISTS only then (as lua/throttle-dispatch.lua checks): the quota work is skipped. Only scripts
+-- of a queue with quotas pay for the check.
+local function quota_slot_migrating(key)
+  return type(redis.pcall('EXISTS', key, key .. ':migrating')) == 'table'
+end
+
 local function parse_quotas(spec)
   local quotas = {}
   if not spec or spec == '' then return quotas end
