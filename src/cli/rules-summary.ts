@@ -59,12 +59,19 @@ export function rulesSummary(rules: Rules, env: Readonly<Record<string, string |
     for (const q of rules.queues) {
       lines.push(`  ${q.name}: ${queueText(q)}`);
       lines.push(`      handler ${handlerText(q)}`);
+      for (const quota of q.throttle.quotas ?? []) lines.push(`      quota ${quotaText(quota)}`);
       warnings.push(...queueWarnings(q, env));
     }
   }
 
   if (warnings.length) lines.push('', 'warnings', ...warnings.map((w) => `  ${w}`));
   return lines.join('\n') + '\n';
+}
+
+/** One spend quota as the file means it: `500 calls per key per day (Europe/Berlin), refuse`. */
+function quotaText(q: NonNullable<QueueRule['throttle']['quotas']>[number]): string {
+  const zone = q.timeZone ?? 'UTC';
+  return `${q.limit} ${q.unit ?? 'calls'} per ${q.scope === 'key' ? 'key' : 'queue'} per ${q.period} (${zone}), ${q.whenExhausted ?? 'refuse'}`;
 }
 
 function queueText(q: QueueRule): string {

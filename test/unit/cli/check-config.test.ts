@@ -54,6 +54,9 @@ queues:
     rate_per_second: 0.5
     capacity: 10
     key: api_key
+    quotas:
+      - { scope: key, period: day, limit: 500, time_zone: Europe/Berlin }
+      - { scope: queue, period: month, unit: cost, limit: 5000, when_exhausted: defer }
     handler: { type: module, path: ./no-such-handler.js }
 `;
 
@@ -95,6 +98,8 @@ describe('sluice check-config', () => {
         '      handler http POST https://api.example.com/charge (timeout 10s; headers Authorization from $SLUICE_TEST_UNSET_TOKEN_VAR)',
         '  orders: 0.5/s per key, capacity 10, key from api_key',
         `      handler module ${join(dir, 'no-such-handler.js')}`,
+        '      quota 500 calls per key per day (Europe/Berlin), refuse',
+        '      quota 5000 cost per queue per month (UTC), defer',
         '',
         'warnings',
         '  queue payments: environment variable SLUICE_TEST_UNSET_TOKEN_VAR is not set here',
