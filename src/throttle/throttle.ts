@@ -1,7 +1,6 @@
 // The throttle façade: per-key bounded lanes drained at a fixed rate, with jobs on one shared BullMQ
 // queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of the job,
-// parked in the delayed set (the admissions of one event-loop turn go as one script call, their adds
-// as one pipeline); the dispatcher (in every worker process) hands each job to the workers
+// parked in the delayed set (the admissions of one event-loop turn go as one script call on one node); the dispatcher (in every worker process) hands each job to the workers
 // just before the start instant it chose, and the worker starts it at that instant.
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
@@ -25,7 +24,6 @@ import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType 
 import { waitForJob } from './wait.js';
 import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
-import { BulkAdder, type PendingAdd } from './bulk-add.js';
 
 export interface SubmitOptions extends IdentityOptions {
   /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
@@ -100,7 +98,6 @@ export class Throttle {
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
   private callbacksCache: Callbacks | undefined;
-  private adderCache: BulkAdder | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)`. */
   constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
@@ -121,12 +118,6 @@ export class Throttle {
   get gateLanes(): LaneScripts {
     this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
     return this.gateLanesCache;
-  }
-
-  /** The job adds of one turn, as one pipeline on the admission client (the queue is made by prepare()). */
-  private get adder(): BulkAdder {
-    this.adderCache ??= new BulkAdder(() => this.queue!, this.name);
-    return this.adderCache;
   }
 
   /** @internal What the upstream's answers teach (lua/upstream-learn.lua), on the resilient client. */
@@ -432,29 +423,28 @@ export class Throttle {
   ) {
     const startMs = Math.ceil(reply.startUs / 1000);
     const { attempts, backoff } = this.config;
-    const job: PendingAdd = {
-      data: { l: laneId, c: cost, p: payload, s: startMs, ...owned },
-      opts: {
-        jobId,
-        // Parked: the dispatcher promotes it at its turn; the delay only brings back a job whose
-        // dispatch was lost (the worker then queues it again at the head of its lane).
-        delay: PARK_MS,
-        attempts,
-        ...(backoff ? { backoff: { type: backoff.type, delay: backoff.delayMs } } : {}),
-        // Retention is set once on the workers: in every job's options it would make each job's
-        // hash too big for Redis's compact encoding (~690 B a job instead of ~200).
-      },
-      cancelled: false,
-    };
     try {
-      // With the adds of the other submits admitted in this turn, as one pipeline (bulk-add.ts).
-      await this.withinDeadline('enqueue', () => this.adder.add(job));
+      await this.withinDeadline('enqueue', () =>
+        this.queue!.add(
+          this.name,
+          { l: laneId, c: cost, p: payload, s: startMs, ...owned },
+          {
+            jobId,
+            // Parked: the dispatcher promotes it at its turn; the delay only brings back a job whose
+            // dispatch was lost (the worker then queues it again at the head of its lane).
+            delay: PARK_MS,
+            attempts,
+            ...(backoff ? { backoff: { type: backoff.type, delay: backoff.delayMs } } : {}),
+            // Retention is set once on the workers: in every job's options it would make each job's
+            // hash too big for Redis's compact encoding (~690 B a job instead of ~200).
+          },
+        ),
+      );
     } catch (error) {
-      // Answered without the job (or we cannot know): a job not sent yet never will be, and the lane
-      // unit is freed unless the job is there: the repair runs after the add on the same connection and
-      // checks the job inside the script, so the bound stays exact either way (a job that did land
-      // despite the error keeps its unit and is started normally).
-      job.cancelled = true;
+      // Answered without the job (or we cannot know): the lane unit is freed unless the job is there.
+      // The repair runs after the add on the same connection and checks the job inside the script, so
+      // an add that landed despite the error (a deadline that passed while its reply was on the way)
+      // keeps its unit and its job is started normally: the bound stays exact either way.
       if (ownsAdmission) await this.admitLanes.repair(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
       throw new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': could not enqueue job ${jobId}: ${(error as Error).message}`, {
         cause: error,
