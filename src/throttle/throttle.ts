@@ -478,11 +478,12 @@ export class Throttle {
     this.ready ??= (async () => {
       // The admission client: a job add is never re-sent after a reconnect (see confirmEnqueued).
       const { client } = this.ctx.admission();
+      // The client has no offline queue: before its first connection is up (an admin read of a queue
+      // no submit has touched yet in this process) a command would fail at once, and the queue sends
+      // one (INFO) as soon as it is made: on a cluster that was an unhandled "Connection is closed".
+      await whenReady(client, 2_000);
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
-      // The client has no offline queue: before its first connection is up (an admin read of a queue
-      // no submit has touched yet in this process) a command would fail at once.
-      await whenReady(client, 2_000);
       await client.set(this.keys.config, JSON.stringify(this.config));
     })().catch((error: unknown) => {
       this.ready = undefined;
