@@ -1,5 +1,6 @@
-// Throttle admissions per second from ONE Node process (submit = admission script + BullMQ add), next
-// to BullMQ's bare queue.add on the same private redis-server in the same run, with the ratio.
+// Throttle admissions per second from ONE Node process (submit = admission script, batched per event-loop
+// turn, + BullMQ add), next to BullMQ's bare queue.add of the same payload on the same private
+// redis-server in the same run, with the ratio; the machine's load average before and after is recorded.
 //   npx tsx bench/throttle-admit.ts [--duration 3] [--inflight 1,64] [--reps 3] [--keys 100000] [--max-ops 60000]
 // Cases, interleaved rep by rep so that the ratios come from the same minutes:
 //   sluice-hot   one key, capacity 10,000,000 (never full), 1,000/s: jobs are delayed BullMQ jobs
@@ -7,6 +8,7 @@
 //   bullmq-add   queue.add(name, data) with no options (the peer-bench anchor)
 //   bullmq-delay queue.add with a 60 s delay (what a throttle admission adds to BullMQ)
 // Prints one JSON document on stdout; progress goes to stderr.
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -88,6 +90,7 @@ async function clean(): Promise<void> {
 }
 
 const rows: Row[] = [];
+const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
 try {
   // Warm up: scripts loaded, queues created, JIT warm.
   for (const c of CASES) await closedLoop(operations[c], 16, 500, 2_000);
@@ -150,6 +153,8 @@ process.stdout.write(
   JSON.stringify(
     {
       bench: 'throttle-admit',
+      at: new Date().toISOString(),
+      loadAverage: { before: loadBefore, after: loadavg().map((x) => Math.round(x * 100) / 100) },
       durationS: durationMs / 1000,
       reps,
       manyKeys,

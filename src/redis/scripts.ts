@@ -86,11 +86,12 @@ function batchedLua(source: string, read: (name: string) => string): string {
 }
 
 /**
- * Scripts of several keys and a variable number of arguments that also exist in a batched form: calls
- * issued in one turn of the event loop go as one script call, each still atomic on its own (the
- * all-or-nothing decisions of many requests, src/limiters/all-or-nothing.ts). One node only.
+ * Scripts of several keys that also exist in a batched form: calls issued in one turn of the event loop
+ * go as one script call, each still atomic on its own (the all-or-nothing decisions of many requests,
+ * src/limiters/all-or-nothing.ts; the throttle admissions of many submits, src/throttle/lane-scripts.ts).
+ * One node only.
  */
-export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits']);
+export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttle-admit']);
 
 /**
  * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call.

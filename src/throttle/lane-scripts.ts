@@ -2,7 +2,8 @@
 // into typed results. Times in replies are Redis µs.
 import { SluiceError } from '../errors.js';
 import { integerArray, integerReply } from '../redis/reply.js';
-import type { ScriptRegistry } from '../redis/scripts.js';
+import { argvOf, keysOf, type ScriptArg } from '../redis/script-table.js';
+import type { ManyKeyCall, ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
 import { laneMember, type ThrottleKeys } from './keys.js';
 
@@ -55,44 +56,41 @@ export class LaneScripts {
     private readonly burst: number,
   ) {}
 
-  /** `plan`: the lane's plan name, kept in the lane for the admin view ('' = none). */
+  /**
+   * `plan`: the lane's plan name, kept in the lane for the admin view ('' = none). The admissions of
+   * one turn of the event loop go to Redis as one script call (one node; each admission still atomic
+   * and in issue order, docs/decisions/batched-admissions.md).
+   */
   async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string, plan = ''): Promise<AdmitReply> {
     const t = this.timing;
-    const reply = integerArray(
-      'throttle-admit',
-      await this.scripts.run(
-        'throttle-admit',
-        {
-          lane: this.keys.lane(laneId),
-          laneQueue: this.keys.laneQueue(laneId),
-          busy: this.keys.busy,
-          job: this.keys.job(jobId),
-          pending: this.keys.pending,
-          waiting: this.keys.waiting,
-          global: this.keys.global,
-          wake: this.keys.wake,
-          laneOutgoing: this.keys.laneOutgoing(laneId),
-        },
-        {
-          now,
-          jobId,
-          cost,
-          capacity: this.capacity,
-          laneIntervalUs: t.laneIntervalUs,
-          burst: this.burst,
-          globalIntervalUs: t.globalIntervalUs,
-          maxWaitUs: t.maxWaitUs,
-          laneId,
-          marginPpm: t.marginPpm,
-          idempotent: idempotent ? 1 : 0,
-          enqueueWithinUs: t.enqueueByUs,
-          planName: plan,
-          quotas: t.quotas.arg(now),
-        },
-      ),
-      4,
-      5,
-    );
+    const keys = keysOf('throttle-admit', {
+      lane: this.keys.lane(laneId),
+      laneQueue: this.keys.laneQueue(laneId),
+      busy: this.keys.busy,
+      job: this.keys.job(jobId),
+      pending: this.keys.pending,
+      waiting: this.keys.waiting,
+      global: this.keys.global,
+      wake: this.keys.wake,
+      laneOutgoing: this.keys.laneOutgoing(laneId),
+    });
+    const args = argvOf('throttle-admit', {
+      now,
+      jobId,
+      cost,
+      capacity: this.capacity,
+      laneIntervalUs: t.laneIntervalUs,
+      burst: this.burst,
+      globalIntervalUs: t.globalIntervalUs,
+      maxWaitUs: t.maxWaitUs,
+      laneId,
+      marginPpm: t.marginPpm,
+      idempotent: idempotent ? 1 : 0,
+      enqueueWithinUs: t.enqueueByUs,
+      planName: plan,
+      quotas: t.quotas.arg(now),
+    });
+    const reply = integerArray('throttle-admit', await admitCall(this.scripts, keys, args), 4, 5);
     const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
     switch (code) {
       case 1:
@@ -261,4 +259,16 @@ export class LaneScripts {
     );
     return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };
   }
+}
+
+/**
+ * One admission handed to the registry, which sends it with the others of the same turn. Always
+ * pending: the caller's deadline answers the submit, and an admission sent late is only a unit that
+ * lane repair frees (its job never appears), exactly as one sent alone that timed out.
+ */
+function admitCall(scripts: ScriptRegistry, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const call: ManyKeyCall = { keys, args, onReply: resolve, onError: reject, pending: true };
+    scripts.submitMany('throttle-admit', call);
+  });
 }

@@ -1,6 +1,6 @@
 // The throttle façade: per-key bounded lanes drained at a fixed rate, with jobs on one shared BullMQ
 // queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of the job,
-// parked in the delayed set; the dispatcher (in every worker process) hands each job to the workers
+// parked in the delayed set (the admissions of one event-loop turn go as one script call on one node); the dispatcher (in every worker process) hands each job to the workers
 // just before the start instant it chose, and the worker starts it at that instant.
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
@@ -450,9 +450,11 @@ export class Throttle {
         ),
       );
     } catch (error) {
-      // Nothing was enqueued (or we cannot know): free the lane slot so the bound stays exact. A job
-      // that did land despite the error is started normally and simply not counted in the lane.
-      if (ownsAdmission) await this.admitLanes.release(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
+      // Answered without the job (or we cannot know): the lane unit is freed unless the job is there.
+      // The repair runs after the add on the same connection and checks the job inside the script, so
+      // an add that landed despite the error (a deadline that passed while its reply was on the way)
+      // keeps its unit and its job is started normally: the bound stays exact either way.
+      if (ownsAdmission) await this.admitLanes.repair(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
       throw new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': could not enqueue job ${jobId}: ${(error as Error).message}`, {
         cause: error,
       });
@@ -485,11 +487,12 @@ export class Throttle {
     this.preparing ??= (async () => {
       // The admission client: a job add is never re-sent after a reconnect (see confirmEnqueued).
       const { client } = this.ctx.admission();
+      // The client has no offline queue: before its first connection is up (an admin read of a queue
+      // no submit has touched yet in this process) a command would fail at once, and the queue sends
+      // one (INFO) as soon as it is made: on a cluster that was an unhandled "Connection is closed".
+      await whenReady(client, 2_000);
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
-      // The client has no offline queue: before its first connection is up (an admin read of a queue
-      // no submit has touched yet in this process) a command would fail at once.
-      await whenReady(client, 2_000);
       await client.set(this.keys.config, JSON.stringify(this.config));
     })().catch((error: unknown) => {
       this.preparing = undefined;
