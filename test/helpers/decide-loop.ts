@@ -2,6 +2,7 @@
 // per policy: allowed, refused, answered by the fail mode, and any error thrown (which a decision must
 // never do). Used by the fault tests that change the topology under a steady decision load.
 // argv: <redis target JSON> <prefix> <cases JSON: {policy, key}[]> <concurrent calls per round>
+import { exitWhenFlushed } from './child-exit.js';
 import { createInterface } from 'node:readline';
 import { createSluice, type PolicyInput } from '../../src/index.js';
 
@@ -50,4 +51,4 @@ for await (const line of rl) {
   }
 }
 await sluice.close();
-process.exit(0);
+exitWhenFlushed(0);

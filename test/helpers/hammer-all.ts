@@ -1,6 +1,7 @@
 // A child process that fires many concurrent all-or-nothing requests (each needing several limits,
 // decided by limitAll) once told to go, then reports how many were allowed.
 // argv: <redis target JSON> <prefix> <limits JSON: [{policy, key, slot?}]> <calls> <nowMs>
+import { exitWhenFlushed } from './child-exit.js';
 import { createInterface } from 'node:readline';
 import { createSluice, type PolicyInput } from '../../src/index.js';
 import { limitAll } from '../../src/limiters/all-or-nothing.js';
@@ -34,4 +35,4 @@ for await (const line of rl) {
   break;
 }
 await sluice.close();
-process.exit(0);
+exitWhenFlushed(0);

@@ -1,5 +1,6 @@
 // A child process that fires many concurrent decisions at one key once told to go, then reports
 // how many were allowed. argv: <redis target JSON> <prefix> <policy JSON> <key> <calls> <nowMs|''>
+import { exitWhenFlushed } from './child-exit.js';
 import { createInterface } from 'node:readline';
 import { createSluice } from '../../src/index.js';
 
@@ -30,4 +31,4 @@ for await (const line of rl) {
   break;
 }
 await sluice.close();
-process.exit(0);
+exitWhenFlushed(0);

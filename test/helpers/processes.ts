@@ -51,6 +51,9 @@ export function startTsProcess(script: string, args: string[], env: Record<strin
       resolve(code);
     }),
   );
+  // 'exit' can come before the last stdout chunks are read (a large final message): a waiter gives up
+  // only once the child's stdio is closed too, so a message sent just before exiting is never lost.
+  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return {
     child,
     exited,
@@ -60,7 +63,7 @@ export function startTsProcess(script: string, args: string[], env: Record<strin
       if (i >= 0) return Promise.resolve(messages.splice(i, 1)[0] as T);
       return new Promise<T>((resolve, reject) => {
         waiters.push({ type, resolve: resolve as (m: Record<string, unknown>) => void });
-        void exited.then((code) => reject(new Error(`child exited (${code}) before sending '${type}'`)));
+        void closed.then((code) => reject(new Error(`child exited (${code}) before sending '${type}'`)));
       });
     },
   };

@@ -1,6 +1,7 @@
 // A child process that submits without pause from several concurrent loops until told to stop, and
 // reports what each submit was told. Used by the tests that kill Redis under submit load.
 // argv: <redis url> <prefix> <throttle name> <throttle config JSON> <loops>
+import { exitWhenFlushed } from './child-exit.js';
 import { createInterface } from 'node:readline';
 import { createSluice } from '../../src/index.js';
 
@@ -40,4 +41,4 @@ stop = true;
 await Promise.all(loops);
 send({ type: 'done', admitted, failed, refused });
 await sluice.close().catch(() => undefined);
-process.exit(0);
+exitWhenFlushed(0);

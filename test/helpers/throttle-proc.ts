@@ -1,6 +1,7 @@
 // A child process that plays a throttle producer and/or worker, driven by JSON lines on stdin and
 // reporting on stdout (one JSON message per line). Used by the multi-process throttle tests.
 // argv: <redis target JSON> <prefix> <throttle name> <throttle config JSON> <worker options JSON>
+import { exitWhenFlushed } from './child-exit.js';
 import { createInterface } from 'node:readline';
 import { createSluice, DeferJob } from '../../src/index.js';
 
@@ -82,7 +83,7 @@ for await (const line of rl) {
       await worker?.close();
       await sluice.close();
       send({ type: 'closed' });
-      process.exit(0);
+      exitWhenFlushed(0);
     }
   } catch (error) {
     send({ type: 'error', message: (error as Error).message });
