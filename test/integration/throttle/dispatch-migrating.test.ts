@@ -47,6 +47,21 @@ async function schedule() {
   return { waiting: await z(k.waiting), ready: await z(k.ready), busy: await z(k.busy), dispatched: await z(k.dispatched), global: await raw.hgetall(k.global), lanes };
 }
 
+/** Moves the slot's remaining keys from `src` to `dst` (MIGRATE without REPLACE: BUSYKEY fails it) and gives every node the new owner. */
+async function finishMove(src: Redis, dst: Redis, slot: number, from: number, to: number, ports: number[]): Promise<void> {
+  for (;;) {
+    const rest = (await src.cluster('GETKEYSINSLOT', slot, 100)) as string[];
+    if (!rest.length) break;
+    await src.migrate('127.0.0.1', to, '', 0, 5_000, 'KEYS', ...rest);
+  }
+  const dstId = String(await dst.cluster('MYID'));
+  for (const p of [to, from, ...ports.filter((x) => x !== to && x !== from)]) {
+    const c = new Redis(p, '127.0.0.1');
+    await c.cluster('SETSLOT', slot, 'NODE', dstId);
+    c.disconnect();
+  }
+}
+
 describe('throttle-dispatch.lua while its slot migrates', () => {
   it('dispatches nothing and changes nothing on the source or the target, and the move meets no BUSYKEY', async () => {
     const ports = cluster.nodes.map((n) => n.port);
@@ -84,17 +99,7 @@ describe('throttle-dispatch.lua while its slot migrates', () => {
       expect(await schedule()).toEqual(before);
 
       // The rest moves without REPLACE: nothing was created on the target meanwhile.
-      for (;;) {
-        const rest = (await src.cluster('GETKEYSINSLOT', slot, 100)) as string[];
-        if (!rest.length) break;
-        await src.migrate('127.0.0.1', to, '', 0, 5_000, 'KEYS', ...rest);
-      }
-      const dstId = String(await dst.cluster('MYID'));
-      for (const p of [to, from, ...ports.filter((x) => x !== to && x !== from)]) {
-        const c = new Redis(p, '127.0.0.1');
-        await c.cluster('SETSLOT', slot, 'NODE', dstId);
-        c.disconnect();
-      }
+      await finishMove(src, dst, slot, from, to, ports);
       expect(await schedule()).toEqual(before);
       // Stable again: the same call dispatches lanes b and c on the new owner.
       const after = (await dst.eval(lua(), KEYS().length, ...KEYS(), ...ARGV())) as number[];
@@ -148,17 +153,7 @@ describe('throttle-dispatch.lua while its slot migrates', () => {
       expect(laneUs).toBeGreaterThan(job!.startUs);
       // (Asked by slot: a plain EXISTS of a key this node no longer has answers ASK.)
       expect(await src.cluster('GETKEYSINSLOT', slot, 1_000)).not.toContain(counters[0]!);
-      for (;;) {
-        const rest = (await src.cluster('GETKEYSINSLOT', slot, 100)) as string[];
-        if (!rest.length) break;
-        await src.migrate('127.0.0.1', to, '', 0, 5_000, 'KEYS', ...rest);
-      }
-      const dstId = String(await dst.cluster('MYID'));
-      for (const p of [to, from, ...ports.filter((x) => x !== to && x !== from)]) {
-        const c = new Redis(p, '127.0.0.1');
-        await c.cluster('SETSLOT', slot, 'NODE', dstId);
-        c.disconnect();
-      }
+      await finishMove(src, dst, slot, from, to, ports);
       // The window still counts the one start: the reconciliation during the move was skipped.
       expect((await throttle.quotaUse('a'))[0]!.used).toBe(1);
     } finally {
