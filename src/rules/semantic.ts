@@ -8,6 +8,7 @@ import { isSecretHeader } from './queue-schema.js';
 import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
 import { tenantIssues } from './tenant-checks.js';
 import type { FieldPath } from './source-map.js';
+import { unreachableCostQuotas } from '../throttle/quota.js';
 
 /** A problem at a field path; `atKey` points at the field's key, `firstAt` at an earlier field it clashes with. */
 export interface PathIssue {
@@ -75,19 +76,12 @@ function upstreamIssues(issues: PathIssue[], q: Record<string, unknown>, i: numb
   }
 }
 
-/** A lane admits jobs of up to its capacity in cost: a cost quota below that could never start such a job. */
+/** A cost quota a job the queue's lanes admit could exceed (the throttle's own rule, here with the file's line). */
 function quotaIssues(issues: PathIssue[], q: Record<string, unknown>, i: number): void {
   const plans = isRec(q.plans) ? Object.values(q.plans) : [];
   const capacities = [q.capacity, ...plans.map((p) => (isRec(p) ? p.capacity : undefined))].filter((c): c is number => typeof c === 'number');
-  if (capacities.length === 0) return;
-  const largest = Math.max(...capacities);
-  list(q.quotas).forEach((quota, j) => {
-    if (!isRec(quota) || quota.unit !== 'cost' || typeof quota.limit !== 'number' || quota.limit >= largest) return;
-    issues.push({
-      path: ['queues', i, 'quotas', j, 'limit'],
-      message: `a job may cost up to ${largest} (the largest lane capacity), more than this quota's limit of ${quota.limit}: it could never start; raise the limit or lower the capacity`,
-    });
-  });
+  const quotas = list(q.quotas).map((quota) => (isRec(quota) ? quota : {}));
+  for (const { index, message } of unreachableCostQuotas(quotas, capacities)) issues.push({ path: ['queues', i, 'quotas', index, 'limit'], message });
 }
 
 function duplicate(issues: PathIssue[], seen: Map<string, FieldPath>, name: string, path: FieldPath, message: string): void {

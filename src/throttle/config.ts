@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { SluiceError } from '../errors.js';
 import { describeIssues, issuesOf } from '../validation.js';
 import { NAME_PATTERN } from '../redis/keys.js';
-import { QuotaArgs, quotasSchema } from './quota.js';
+import { QuotaArgs, quotasSchema, unreachableCostQuotas } from './quota.js';
 
 const rate = z.number().positive().max(100_000);
 
@@ -120,18 +120,10 @@ export const throttleConfigSchema = z
     path: ['defaultPlan'],
   })
   .superRefine((c, ctx) => {
-    // A lane admits jobs of up to its capacity in cost: a cost quota smaller than that would hold such a
-    // job (and every job behind it in its lane) forever.
-    const largest = Math.max(c.capacity, ...Object.values(c.plans ?? {}).map((p) => p.capacity));
-    c.quotas?.forEach((q, i) => {
-      if (q.unit === 'cost' && q.limit < largest) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['quotas', i, 'limit'],
-          message: `a job may cost up to ${largest} (the largest lane capacity), more than this quota's limit of ${q.limit}: it could never start; raise the limit or lower the capacity`,
-        });
-      }
-    });
+    const capacities = [c.capacity, ...Object.values(c.plans ?? {}).map((p) => p.capacity)];
+    for (const { index, message } of unreachableCostQuotas(c.quotas ?? [], capacities)) {
+      ctx.addIssue({ code: 'custom', path: ['quotas', index, 'limit'], message });
+    }
   });
 
 export type ThrottleConfigInput = z.input<typeof throttleConfigSchema>;

@@ -70,17 +70,31 @@ export function quotaWindows(quota: Pick<QuotaConfig, 'period' | 'timeZone'>, no
  */
 export function quotaArg(quotas: readonly QuotaConfig[] | undefined, nowMs: number): string {
   if (!quotas || quotas.length === 0) return '';
+  return packQuotas(quotas, quotas.map((q) => quotaWindows(q, nowMs)));
+}
+
+function packQuotas(quotas: readonly QuotaConfig[], windows: readonly QuotaWindows[]): string {
   return quotas
-    .map((q) => {
-      const w = quotaWindows(q, nowMs);
+    .map((q, i) => {
+      const w = windows[i]!;
       return [q.scope === 'key' ? 'k' : 'q', q.unit === 'cost' ? 'c' : 'n', q.limit, q.whenExhausted === 'defer' ? 'd' : 'r', w.previousStartMs * 1000, w.startMs * 1000, w.endMs * 1000, w.nextEndMs * 1000].join(',');
     })
     .join(';');
 }
 
-/** Units a job of `cost` takes from `quota`. */
-export function quotaUnits(quota: Pick<QuotaConfig, 'unit'>, cost: number): number {
-  return quota.unit === 'cost' ? cost : 1;
+/**
+ * The cost quotas a job the lanes admit could exceed (a lane admits up to its capacity in cost, so a cost
+ * quota below the largest capacity would hold such a job, and its lane, forever): each one's index and
+ * the message. One rule for the throttle's schema and the rules file's check.
+ */
+export function unreachableCostQuotas(quotas: readonly { unit?: unknown; limit?: unknown }[], capacities: readonly number[]): { index: number; message: string }[] {
+  if (capacities.length === 0) return [];
+  const largest = Math.max(...capacities);
+  return quotas.flatMap((q, index) =>
+    q.unit === 'cost' && typeof q.limit === 'number' && q.limit < largest
+      ? [{ index, message: `a job may cost up to ${largest} (the largest lane capacity), more than this quota's limit of ${q.limit}: it could never start; raise the limit or lower the capacity` }]
+      : [],
+  );
 }
 
 /** The Redis key suffix of a quota's counter in one window: `<lane or global key>:qu:<index>:<window start µs>`. */
@@ -121,8 +135,8 @@ export class QuotaArgs {
     if (this.quotas.length === 0) return '';
     const nowMs = nowUs === '' ? Date.now() : Number(nowUs) / 1000;
     if (nowMs >= this.validFromMs && nowMs < this.validUntilMs) return this.cached;
-    this.cached = quotaArg(this.quotas, nowMs);
     const windows = this.quotas.map((q) => quotaWindows(q, nowMs));
+    this.cached = packQuotas(this.quotas, windows);
     this.validFromMs = Math.max(...windows.map((w) => w.startMs));
     this.validUntilMs = Math.min(...windows.map((w) => w.endMs));
     return this.cached;
