@@ -10,9 +10,10 @@ import express from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { modelFor, parsePolicy, type PolicyInput } from '../../src/index.js';
+import { modelFor, parsePolicy } from '../../src/index.js';
 import { decisionMiddleware } from '../../src/express.js';
 import { useBackend } from '../helpers/fixtures.js';
+import { policyArbitraries } from '../helpers/policy-arbitraries.js';
 
 const ctx = useBackend('single');
 
@@ -31,26 +32,8 @@ function counted() {
   return { sluice, seen };
 }
 
-const POLICIES: Record<string, fc.Arbitrary<PolicyInput>> = {
-  'fixed-window': fc.record({ algorithm: fc.constant('fixed-window' as const), limit: fc.integer({ min: 1, max: 6 }), windowMs: fc.integer({ min: 1, max: 5_000 }) }),
-  'sliding-log': fc.record({ algorithm: fc.constant('sliding-log' as const), limit: fc.integer({ min: 1, max: 6 }), windowMs: fc.integer({ min: 1, max: 5_000 }), recordRejected: fc.boolean() }),
-  'sliding-counter': fc.record({
-    algorithm: fc.constant('sliding-counter' as const),
-    limit: fc.integer({ min: 1, max: 6 }),
-    windowMs: fc.integer({ min: 1, max: 5_000 }),
-    rounding: fc.constantFrom('floor' as const, 'ceil' as const),
-  }),
-  'token-bucket': fc.record({
-    algorithm: fc.constant('token-bucket' as const),
-    capacity: fc.integer({ min: 1, max: 6 }),
-    refillPerSecond: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.01, max: 50, noNaN: true })),
-  }),
-  'leaky-bucket': fc.record({
-    algorithm: fc.constant('leaky-bucket' as const),
-    ratePerSecond: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.01, max: 50, noNaN: true })),
-    burst: fc.integer({ min: 0, max: 5 }),
-  }),
-};
+// Every algorithm the deny cache serves (not concurrency), limits up to 6.
+const { concurrency: _notCached, ...POLICIES } = policyArbitraries(6);
 
 /** Mostly short steps (the cache is hit), some long ones (refusals expire), exact integers and fractions. */
 const step = fc.record({
