@@ -70,10 +70,11 @@ local depth = tonumber(state[3] or 0)
 local held = depth + settle_outgoing(KEYS[1], KEYS[9], now)
 local busy = redis.call('ZCARD', KEYS[3])
 if depth == 0 then busy = busy + 1 end
+local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe')
+global_interval = shared(global_interval, g[3], g[4], now)
 local interval = effective_interval(lane_interval, global_interval, busy)
 -- The first start this lane can make: its own meter (less the burst), a pause, the global meter.
 local base = math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))
-local g = redis.call('HMGET', KEYS[7], 's', 'p')
 base = math.max(base, tonumber(g[2] or 0))
 if global_interval > 0 then base = math.max(base, tonumber(g[1] or 0)) end
 

@@ -53,13 +53,13 @@ local lane_prefix = ARGV[7]
 local job_prefix = ARGV[8]
 local quotas = parse_quotas(ARGV[10])
 
-local g = redis.call('HMGET', KEYS[3], 's', 'v', 'ui', 'ue', 'p')
+local g = redis.call('HMGET', KEYS[3], 's', 'v', 'ui', 'ue', 'p', 'xi', 'xe')
 local global_slot = tonumber(g[1] or 0)
 local virtual = tonumber(g[2] or 0)
 -- The whole throttle is paused (an upstream's Retry-After for the queue): no start before then.
 floor = math.max(floor, tonumber(g[5] or 0))
 -- The configured cap, or what the upstream said it allows (lua/upstream-learn.lua), the slower.
-local global_interval = learned(tonumber(ARGV[5]), g[3], g[4], now)
+local global_interval = learned(shared(tonumber(ARGV[5]), g[6], g[7], now), g[3], g[4], now)
 local capped = global_interval > 0
 local out = {0, now, 0}
 local n = 0

@@ -65,8 +65,8 @@ if lane_after ~= c then
 end
 
 -- The global meter: with a cap, configured or learnt.
-local g = redis.call('HMGET', KEYS[3], 's', 'ui', 'ue')
-local cap = learned(tonumber(ARGV[4]), g[2], g[3], now)
+local g = redis.call('HMGET', KEYS[3], 's', 'ui', 'ue', 'xi', 'xe')
+local cap = learned(shared(tonumber(ARGV[4]), g[4], g[5], now), g[2], g[3], now)
 if cap <= 0 then return {lane_after, 0} end
 local s = tonumber(g[1] or 0)
 local global_after = s

@@ -95,9 +95,9 @@ local function late(held)
   local tat = tonumber(st[1] or 0)
   local lane_interval = learned(interval, st[3], st[4], now)
   if tat > held + span(cost, lane_interval, margin) then return park(held) end
-  local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p')
+  local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
-  local cap = learned(global_interval, g[2], g[3], now)
+  local cap = learned(shared(global_interval, g[5], g[6], now), g[2], g[3], now)
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park(held) end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the

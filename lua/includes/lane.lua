@@ -63,6 +63,14 @@ local function learned(interval, learned_interval, until_us, now)
   return interval
 end
 
+-- A shard of a sharded throttle runs its global meter at its share of the cap (src/throttle/shares.ts):
+-- the interval `xi` the share allocator wrote into the shard's global hash, while it holds (`xe`, µs);
+-- else the configured one (the caller passes the equal split). Never set on an unsharded throttle.
+local function shared(interval, share_interval, until_us, now)
+  if interval > 0 and tonumber(until_us or 0) > now and tonumber(share_interval or 0) > 0 then return tonumber(share_interval) end
+  return interval
+end
+
 -- `units` x interval, stretched by the pacing margin (parts per million), as whole µs.
 local function span(units, interval, margin_ppm)
   return math.floor(units * interval * (1000000 + margin_ppm) / 1000000)

@@ -37,7 +37,9 @@ export interface JobDetail {
 }
 
 /** Cancels a queued job; `tenant` restricts it to that tenant's jobs (another's reads as missing). */
-export async function cancelJob(scripts: ScriptRegistry, redis: RedisClient, throttle: Throttle, jobId: string, tenant?: string): Promise<CancelResult> {
+export async function cancelJob(scripts: ScriptRegistry, redis: RedisClient, sharded: Throttle, jobId: string, tenant?: string): Promise<CancelResult> {
+  const throttle = sharded.forJob(jobId);
+  if (!throttle) return { cancelled: false, state: 'missing' };
   const k = throttle.keys;
   const base = k.job(jobId);
   const q = base.slice(0, base.length - jobId.length);
@@ -79,7 +81,9 @@ function laneOf(raw: string): string | undefined {
 }
 
 /** Retries a failed job through its lane: admitted again (or refused like a submit), then moved back to wait. */
-export async function retryJob(throttle: Throttle, jobId: string): Promise<RetryResult> {
+export async function retryJob(sharded: Throttle, jobId: string): Promise<RetryResult> {
+  const throttle = sharded.forJob(jobId);
+  if (!throttle) return { retried: false, reason: 'missing' };
   const queue = await throttle.bullQueue();
   const job = (await queue.getJob(jobId)) as Job<JobData> | undefined;
   if (!job) return { retried: false, reason: 'missing' };
@@ -106,7 +110,9 @@ export async function retryJob(throttle: Throttle, jobId: string): Promise<Retry
 }
 
 /** Everything stored about a job; null when unknown or past its retention. */
-export async function jobDetail(throttle: Throttle, jobId: string): Promise<JobDetail | null> {
+export async function jobDetail(sharded: Throttle, jobId: string): Promise<JobDetail | null> {
+  const throttle = sharded.forJob(jobId);
+  if (!throttle) return null;
   const queue = await throttle.bullQueue();
   const job = (await queue.getJob(jobId)) as Job<JobData> | undefined;
   if (!job) return null;
@@ -133,8 +139,17 @@ function detailOf(job: Job<JobData>, bullState: string): JobDetail {
 
 /** Failed jobs, most recent first, `limit` from `offset`; with the total failed count. */
 export async function failedJobs(throttle: Throttle, limit: number, offset: number): Promise<{ total: number; jobs: JobDetail[]; next?: number }> {
-  const queue = await throttle.bullQueue();
-  const [total, jobs] = await Promise.all([queue.getFailedCount(), queue.getFailed(offset, offset + limit - 1)]);
-  const details = (jobs as Job<JobData>[]).filter(Boolean).map((j) => detailOf(j, 'failed'));
+  // A sharded throttle: the first offset + limit of each shard, merged most recent first.
+  const perShard = await Promise.all(
+    throttle.shards.map(async (t) => {
+      const queue = await t.bullQueue();
+      const from = throttle.shards.length > 1 ? 0 : offset;
+      return Promise.all([queue.getFailedCount(), queue.getFailed(from, offset + limit - 1)]);
+    }),
+  );
+  const total = perShard.reduce((a, [count]) => a + count, 0);
+  let jobs = perShard.flatMap(([, list]) => (list as Job<JobData>[]).filter(Boolean));
+  if (perShard.length > 1) jobs = jobs.sort((a, b) => (b.finishedOn ?? 0) - (a.finishedOn ?? 0)).slice(offset, offset + limit);
+  const details = jobs.map((j) => detailOf(j, 'failed'));
   return { total, jobs: details, ...(offset + limit < total ? { next: offset + limit } : {}) };
 }

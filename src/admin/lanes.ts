@@ -51,15 +51,25 @@ export function decodeCursor(cursor: string): { depth: number; lane: string } {
 /** One page of `throttle`'s busy lanes, busiest first. */
 export async function lanePage(scripts: ScriptRegistry, throttle: Throttle, limit: number, cursor?: string): Promise<LanePage> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
-  const reply = (await scripts.runPositional('admin-lanes-page', [throttle.keys.busy], [limit, after ? after.depth : '', after ? after.lane : ''])) as (string | number)[];
-  const lanes: LanePage['lanes'] = [];
-  for (let i = 1; i + 1 < reply.length; i += 2) lanes.push({ lane: String(reply[i]), depth: Number(reply[i + 1]) });
+  // A sharded throttle: each shard's page after the same cursor, merged in the same order (busiest
+  // first, then by lane id), is the throttle's page.
+  const replies = await Promise.all(
+    throttle.shards.map((t) => scripts.runPositional('admin-lanes-page', [t.keys.busy], [limit, after ? after.depth : '', after ? after.lane : '']) as Promise<(string | number)[]>),
+  );
+  let total = 0;
+  let lanes: LanePage['lanes'] = [];
+  for (const reply of replies) {
+    total += Number(reply[0]);
+    for (let i = 1; i + 1 < reply.length; i += 2) lanes.push({ lane: String(reply[i]), depth: Number(reply[i + 1]) });
+  }
+  if (replies.length > 1) lanes = lanes.sort((a, b) => b.depth - a.depth || (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0)).slice(0, limit);
   const last = lanes[lanes.length - 1];
-  return { total: Number(reply[0]), lanes, ...(lanes.length === limit && last ? { next: encodeCursor(last.depth, last.lane) } : {}) };
+  return { total, lanes, ...(lanes.length === limit && last ? { next: encodeCursor(last.depth, last.lane) } : {}) };
 }
 
 /** A lane's detail; null when the lane has no state (never used, or expired). */
-export async function laneDetail(redis: RedisClient, throttle: Throttle, laneId: string): Promise<LaneDetail | null> {
+export async function laneDetail(redis: RedisClient, sharded: Throttle, laneId: string): Promise<LaneDetail | null> {
+  const throttle = sharded.forLane(laneId);
   const k = throttle.keys;
   const [time, hash, queued, jobs] = await Promise.all([
     redis.time(),
@@ -100,14 +110,15 @@ export async function laneDetail(redis: RedisClient, throttle: Throttle, laneId:
 /** Pauses a lane until `untilMs` (or for ten years); resolves with when it resumes (epoch ms). */
 export async function pauseLane(throttle: Throttle, laneId: string, untilMs: number | undefined, nowMs: number): Promise<number> {
   const ms = untilMs === undefined ? FOREVER_MS : Math.max(1, untilMs - nowMs);
-  return Math.ceil((await throttle.gateLanes.pause(laneId, ms, 'lane')) / 1000);
+  return Math.ceil((await throttle.forLane(laneId).gateLanes.pause(laneId, ms, 'lane')) / 1000);
 }
 
 /**
  * Ends a lane's pause now: the dispatcher may start its queued jobs at once, at the lane's rate.
  * Resolves with the pause end it cleared (epoch ms; 0: the lane was not paused).
  */
-export async function resumeLane(scripts: ScriptRegistry, redis: RedisClient, throttle: Throttle, laneId: string): Promise<number> {
+export async function resumeLane(scripts: ScriptRegistry, redis: RedisClient, sharded: Throttle, laneId: string): Promise<number> {
+  const throttle = sharded.forLane(laneId);
   const k = throttle.keys;
   const was = Number(await scripts.runPositional('admin-lane-resume', [k.lane(laneId), k.waiting, k.ready, k.wake], ['', laneId, throttle.timing.marginPpm]));
   return was === 0 ? 0 : Math.ceil(was / 1000);
@@ -119,6 +130,6 @@ export async function resumeLane(scripts: ScriptRegistry, redis: RedisClient, th
  * (`until`) is followed by the lane's next admission.
  */
 export async function applyOverride(redis: RedisClient, throttle: Throttle, laneId: string, override: LaneOverride | undefined): Promise<void> {
-  const plan = (await redis.hget(throttle.keys.lane(laneId), 'n')) ?? undefined;
+  const plan = (await redis.hget(throttle.forLane(laneId).keys.lane(laneId), 'n')) ?? undefined;
   await throttle.applyLimits(laneId, laneLimitsOf(throttle.config, planOf(throttle.config, plan)?.limits, override));
 }

@@ -5,12 +5,13 @@ import type { AuditLog } from './audit.js';
 import type { ControlStore } from './control-store.js';
 
 export async function pauseQueue(throttle: Throttle, store: ControlStore, untilMs: number | undefined): Promise<void> {
-  await (await throttle.bullQueue()).pause();
+  // Every shard's queue (a sharded throttle's dispatchers read their own queue's pause).
+  await Promise.all(throttle.shards.map(async (t) => (await t.bullQueue()).pause()));
   await store.setPause(throttle.keys, untilMs);
 }
 
 export async function resumeQueue(throttle: Throttle, store: ControlStore): Promise<boolean> {
-  await (await throttle.bullQueue()).resume();
+  await Promise.all(throttle.shards.map(async (t) => (await t.bullQueue()).resume()));
   return store.clearPause(throttle.keys);
 }
 

@@ -120,9 +120,9 @@ export class KeyBuilder {
   }
 
   /** The hash tag shared by every key of one throttle (its lanes, its global meter and its BullMQ queue). */
-  throttleTag(name: string): string {
+  throttleTag(name: string, shardSuffix = ''): string {
     assertName(name, 'throttle name');
-    return `${this.prefix}:${KEY_VERSION}:{t:${name}}`;
+    return `${this.prefix}:${KEY_VERSION}:{t:${name}${shardSuffix}}`;
   }
 }
 

@@ -53,6 +53,7 @@ export const SCRIPT_TABLE = {
     argv: ['now', 'laneId', 'mode'],
     argvRest: 'members',
   },
+  'throttle-demand': { keys: ['busy', 'global'], argv: ['lanePrefix', 'sample', 'laneIntervalUs'] },
   'throttle-lane': { keys: ['lane', 'laneQueue'], argv: ['now'] },
   'throttle-pause': { keys: ['lane', 'global', 'waiting', 'ready'], argv: ['now', 'pauseUs', 'scope', 'laneId', 'marginPpm'] },
   'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId'] },

@@ -34,6 +34,7 @@ export const THROTTLE_NAMES = {
   limit: 'limit',
   time_zone: 'timeZone',
   when_exhausted: 'whenExhausted',
+  shards: 'shards',
 } as const satisfies Record<
   string,
   | keyof ThrottleConfigInput
@@ -149,6 +150,8 @@ export const queueThrottleFields = {
   upstream: upstreamFileSchema.optional(),
   /** Spend quotas: calls or cost per day or month, per key or for the queue, in a time zone. */
   quotas: z.array(quotaFileSchema).max(MAX_QUOTAS).optional(),
+  /** Hash tags the queue is split over (default 1): its lanes and global cap spread over the cluster's masters. */
+  shards: t.shards.removeDefault().optional(),
 } satisfies { [K in keyof Names]?: z.ZodType };
 
 /** A parsed queue's throttle fields. */

@@ -109,11 +109,25 @@ export const throttleConfigSchema = z
      * time zone (docs/algorithms.md, "Spend quotas"); at most 4.
      */
     quotas: quotasSchema.optional(),
+    /**
+     * Split the throttle over this many hash tags (default 1: one tag, one cluster master). Each lane
+     * lives in one shard (by a hash of its lane id); a global cap is divided among the shards by demand
+     * (docs/algorithms.md, "A throttle across a cluster"). Changing it remaps lanes: drain the queue first.
+     */
+    shards: z.number().int().min(1).max(64).default(1),
   })
   .strict()
   .refine((c) => c.upstream.floorPerSecond === undefined || c.upstream.floorPerSecond <= Math.min(c.ratePerSecond, c.globalRatePerSecond ?? Infinity), {
     message: 'upstream floorPerSecond must not exceed the configured rate (ratePerSecond, and globalRatePerSecond when set)',
     path: ['upstream', 'floorPerSecond'],
+  })
+  .refine((c) => c.shards === 1 || c.globalRatePerSecond === undefined || c.globalRatePerSecond >= c.shards, {
+    message: 'globalRatePerSecond must be at least shards (each shard keeps a share of at least 1 start per second)',
+    path: ['shards'],
+  })
+  .refine((c) => c.shards === 1 || !(c.quotas ?? []).some((q) => q.scope === 'queue'), {
+    message: 'a queue-scope spend quota is counted in one place: it needs shards 1',
+    path: ['shards'],
   })
   .refine((c) => c.defaultPlan === undefined || c.plans?.[c.defaultPlan] !== undefined, {
     message: 'defaultPlan must name one of plans',

@@ -2,6 +2,7 @@
 // meter and the throttle's BullMQ queue live in one slot and each script touches a single slot.
 import { randomBytes } from 'node:crypto';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
+import { shardJobId, shardSuffix } from './shards.js';
 
 export class ThrottleKeys {
   /** `<prefix>:v1:{t:<name>}` */
@@ -29,8 +30,21 @@ export class ThrottleKeys {
   /** Job transitions (admitted, started, ... progress): a stream capped with MAXLEN ~ (events.ts). */
   readonly events: string;
 
-  constructor(private readonly keys: KeyBuilder, readonly name: string) {
-    this.tag = keys.throttleTag(name);
+  /** The shard the shares allocator's lease names (sharded throttles only; on the base tag). */
+  readonly shareLease: string;
+
+  /**
+   * `shard`: shard `index` of a throttle of `count` shards (its own hash tag, src/throttle/shards.ts);
+   * absent or a count of 1: the throttle's one tag `{t:<name>}`, where a sharded throttle keeps its
+   * configuration and the shares allocator's lease.
+   */
+  constructor(
+    private readonly keys: KeyBuilder,
+    readonly name: string,
+    readonly shard: { index: number; count: number } = { index: 0, count: 1 },
+  ) {
+    this.tag = keys.throttleTag(name, shardSuffix(name, shard.index, shard.count));
+    this.shareLease = `${this.tag}:shl`;
     this.config = `${this.tag}:cfg`;
     this.busy = `${this.tag}:busy`;
     this.global = `${this.tag}:g`;
@@ -87,8 +101,8 @@ export class ThrottleKeys {
    * is itself a secret never reaches Redis), or random.
    */
   jobId(idempotencyKey?: string): string {
-    if (idempotencyKey !== undefined) return `i${this.keys.hash(`${this.name}\u0000${idempotencyKey}`)}`;
-    return `j${randomBytes(12).toString('base64url')}`;
+    const id = idempotencyKey !== undefined ? `i${this.keys.hash(`${this.name}\u0000${idempotencyKey}`)}` : `j${randomBytes(12).toString('base64url')}`;
+    return shardJobId(id, this.shard.index, this.shard.count);
   }
 }
 

@@ -24,6 +24,8 @@ import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType 
 import { waitForJob } from './wait.js';
 import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
+import { shardOfJob, shardOfLane } from './shards.js';
+import { ShareAllocator } from './share-allocator.js';
 
 export interface SubmitOptions extends IdentityOptions {
   /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
@@ -98,14 +100,64 @@ export class Throttle {
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
   private callbacksCache: Callbacks | undefined;
+  /**
+   * A sharded throttle's shards (`shards` > 1): each a whole throttle of its own hash tag; this one only
+   * routes to them (src/throttle/shards.ts). Undefined for an unsharded throttle and for a shard itself.
+   */
+  private readonly shardList: Throttle[] | undefined;
+  private allocatorCache: ShareAllocator | undefined;
 
-  /** @internal Made by `sluice.throttle(name, config)`. */
-  constructor(private readonly ctx: ThrottleContext, name: string, config: ThrottleConfigInput | ThrottleConfig) {
-    this.keys = new ThrottleKeys(ctx.keys, name);
+  /** @internal Made by `sluice.throttle(name, config)` (`shard`: one shard of a sharded throttle). */
+  constructor(
+    private readonly ctx: ThrottleContext,
+    name: string,
+    config: ThrottleConfigInput | ThrottleConfig,
+    shard?: { index: number; count: number },
+  ) {
     this.name = name;
     this.config = parseThrottleConfig(name, config);
-    this.timing = timingOf(this.config);
+    this.keys = new ThrottleKeys(ctx.keys, name, shard);
+    const timing = timingOf(this.config);
+    // A shard's global meter runs at its share of the cap, written by the share allocator; until one
+    // is written (or once it expired) at an equal split, which never exceeds the cap in total.
+    if (shard && timing.globalIntervalUs > 0) timing.globalIntervalUs = Math.round(1e6 / Math.floor(this.config.globalRatePerSecond! / shard.count));
+    this.timing = timing;
     this.variants = new LaneVariants(ctx, this.keys, this.config);
+    if (!shard && this.config.shards > 1) {
+      this.shardList = Array.from({ length: this.config.shards }, (_, index) => new Throttle(ctx, name, this.config, { index, count: this.config.shards }));
+    }
+  }
+
+  /** The throttles that hold the jobs: a sharded throttle's shards, else this one. @internal */
+  get shards(): readonly Throttle[] {
+    return this.shardList ?? [this];
+  }
+
+  /** The throttle (shard) that holds lane `laneId`: this one unless sharded. @internal */
+  forLane(laneId: string): Throttle {
+    return this.shardList ? this.shardList[shardOfLane(laneId, this.shardList.length)]! : this;
+  }
+
+  /** The throttle (shard) that holds job `jobId`; undefined when the id names no shard of this throttle. @internal */
+  forJob(jobId: string): Throttle | undefined {
+    if (!this.shardList) return this;
+    const i = shardOfJob(jobId, this.shardList.length);
+    return i === undefined ? undefined : this.shardList[i];
+  }
+
+  /**
+   * A sharded throttle's division of its global cap among its shards (run by its workers). @internal
+   * Undefined unless sharded with a global cap.
+   */
+  get shareAllocator(): ShareAllocator | undefined {
+    if (!this.shardList || this.timing.globalIntervalUs === 0) return undefined;
+    this.allocatorCache ??= new ShareAllocator(this.ctx.bull().client, this.ctx.bull().scripts, this.keys, this.shardList, this.config.globalRatePerSecond!);
+    return this.allocatorCache;
+  }
+
+  /** A job's events: its shard's stream on a sharded throttle. @internal */
+  eventsOf(jobId: string): JobEventStream {
+    return (this.forJob(jobId) ?? this.shards[0]!).events;
   }
 
   /** Lane scripts on the admission client: the connection the queue add also goes through. */
@@ -150,6 +202,7 @@ export class Throttle {
 
   /** Appends a transition of `jobId` to the throttle's event stream (never throws). @internal */
   recordEvent(type: JobEventType, jobId: string, detail: JobEventDetail = {}, client: Redis | Cluster = this.ctx.bull().client): Promise<void> {
+    if (this.shardList) return this.forJob(jobId)?.recordEvent(type, jobId, detail, client) ?? Promise.resolve();
     return appendJobEvent(client, this.keys.events, type, jobId, detail);
   }
 
@@ -160,6 +213,7 @@ export class Throttle {
    * seconds too, so a lost event only delays the answer.
    */
   waitForJob(jobId: string, options: { timeoutMs: number; tenant?: string; signal?: AbortSignal }): Promise<JobStatus | null> {
+    if (this.shardList) return this.forJob(jobId)?.waitForJob(jobId, options) ?? Promise.resolve(null);
     return waitForJob(this, jobId, options);
   }
 
@@ -184,6 +238,7 @@ export class Throttle {
 
   /** Sets a lane's pacing to its current limits (after an operator's override changed them). @internal */
   async applyLimits(laneId: string, limits: LaneLimits): Promise<boolean> {
+    if (this.shardList) return this.forLane(laneId).applyLimits(laneId, limits);
     return this.variants.gate(limits).setLimits(laneId);
   }
 
@@ -199,12 +254,18 @@ export class Throttle {
 
   /** Lane scripts for the outflow gate at the lane's current limits (plan and override). @internal */
   gateLanesFor(laneId: string, plan?: string): LaneScripts {
+    if (this.shardList) return this.forLane(laneId).gateLanesFor(laneId, plan);
     return this.variants.gate(this.limitsOf(laneId, plan));
   }
 
   /** Admits `payload` into `key`'s lane, or refuses with the exact time until it would be admitted. */
   async submit(key: string, payload: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
     const laneId = this.keys.laneId(key, options);
+    if (this.shardList) {
+      // The configuration is published under the throttle's own tag too: workers elsewhere find the shards there.
+      await this.withinDeadline('submit', () => this.prepare());
+      return this.forLane(laneId).submit(key, payload, options);
+    }
     const plan = this.planName(options.plan);
     const limits = this.limitsOf(laneId, plan);
     const cost = checkCost(options.cost, limits.capacity, 'the lane capacity', 'it could never be admitted');
@@ -270,6 +331,7 @@ export class Throttle {
    * @internal
    */
   async readmit(laneId: string, jobId: string, cost: number, plan?: string): Promise<AdmitReply> {
+    if (this.shardList) return this.forLane(laneId).readmit(laneId, jobId, cost, plan);
     const limits = this.limitsOf(laneId, plan);
     return this.withinDeadline('readmit', async () => {
       await this.prepare();
@@ -282,6 +344,7 @@ export class Throttle {
    * and when `tenant` is given and the job is not that tenant's (its existence is not revealed).
    */
   async job(jobId: string, options: { tenant?: string } = {}): Promise<JobStatus | null> {
+    if (this.shardList) return this.forJob(jobId)?.job(jobId, options) ?? null;
     const status = await this.withinDeadline('job', () => this.readJob(jobId));
     if (status && options.tenant !== undefined && status.tenant !== options.tenant) return null;
     if (status?.state === 'queued' && status.lane !== undefined && this.config.quotas?.length) status.quotas = await this.quotaUse(status.lane);
@@ -314,6 +377,7 @@ export class Throttle {
    */
   async ready(): Promise<void> {
     await this.withinDeadline('ready', () => this.prepare());
+    if (this.shardList) await Promise.all(this.shardList.map((s) => s.ready()));
   }
 
   /** The configured spend quota at `index` (as a refusal names it). @internal */
@@ -328,6 +392,8 @@ export class Throttle {
    * whole queue (`laneId` undefined: the queue quotas only). `nowMs`: the instant (default: now).
    */
   async quotaUse(laneId: string | undefined, nowMs = Date.now()): Promise<QuotaUse[]> {
+    // Queue-scope quotas need one shard (config.ts): a sharded throttle's quotas are its lanes'.
+    if (this.shardList) return laneId === undefined ? [] : this.forLane(laneId).quotaUse(laneId, nowMs);
     const quotas = (this.config.quotas ?? []).map((q, index) => ({ q, index })).filter(({ q }) => laneId !== undefined || q.scope === 'queue');
     if (quotas.length === 0) return [];
     const windows = quotas.map(({ q }) => quotaWindows(q, nowMs));
@@ -348,6 +414,7 @@ export class Throttle {
   /** The state of `key`'s lane. */
   async lane(key: string, options: IdentityOptions & { nowMs?: number; plan?: string } = {}): Promise<LaneInfo> {
     const laneId = this.keys.laneId(key, options);
+    if (this.shardList) return this.forLane(laneId).lane(key, options);
     const limits = this.limitsOf(laneId, this.planName(options.plan));
     const [s, quotas] = await Promise.all([
       this.withinDeadline('lane', () => this.admitLanes.state(laneId, nowArg(options.nowMs))),
@@ -371,6 +438,7 @@ export class Throttle {
   async schedule<T>(key: string, fn: () => T | Promise<T>, options: Omit<SubmitOptions, 'id' | 'nowMs' | 'tenant' | 'plan'> = {}): Promise<T> {
     const cost = checkCost(options.cost, this.config.capacity, 'the lane capacity', 'it could never be admitted');
     const laneId = this.keys.laneId(key, options);
+    if (this.shardList) return this.forLane(laneId).schedule(key, fn, options);
     const jobId = `p${this.keys.jobId().slice(1)}`;
     const reply = await this.withinDeadline('schedule', async () => {
       await this.prepare();
@@ -413,6 +481,8 @@ export class Throttle {
   }
 
   async close(): Promise<void> {
+    await this.allocatorCache?.close();
+    if (this.shardList) await Promise.all(this.shardList.map((s) => s.close()));
     await this.eventsCache?.close();
     await this.callbacksCache?.close();
     await this.dispatcherCache?.close();

@@ -83,12 +83,15 @@ export interface ThrottleWorkerOptions {
 }
 
 export class ThrottleWorker {
-  private worker: Worker<JobData> | undefined;
-  private repairTimer: NodeJS.Timeout | undefined;
+  /** One BullMQ Worker per shard (an unsharded throttle: one). */
+  private readonly workers: Worker<JobData>[] = [];
+  private readonly repairTimers: NodeJS.Timeout[] = [];
   private readonly started: Promise<void>;
   private closing = false;
+  /** The process's handler slots, shared by the shards' workers: `concurrency` handlers in all. */
   private readonly handlerSlots: Semaphore;
-  private dispatching: Throttle | undefined;
+  private readonly dispatching: Throttle[] = [];
+  private allocating: Throttle | undefined;
 
   /** @internal Made by `sluice.worker(name, handler)`. */
   constructor(
@@ -110,27 +113,35 @@ export class ThrottleWorker {
   /** Resolves once the worker is connected and consuming. */
   async waitUntilReady(): Promise<void> {
     await this.started;
-    await this.worker!.waitUntilReady();
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
   }
 
   /** Stops taking jobs, waits for the ones in flight to finish, and disconnects. */
   async close(): Promise<void> {
     this.closing = true;
-    clearInterval(this.repairTimer);
+    for (const timer of this.repairTimers) clearInterval(timer);
     await this.started.catch(() => undefined);
-    await this.dispatching?.dispatcher.release();
-    const throttle = this.dispatching;
-    this.dispatching = undefined;
-    await this.worker?.close();
+    await this.allocating?.shareAllocator?.release();
+    const shards = this.dispatching.splice(0);
+    await Promise.all(shards.map((t) => t.dispatcher.release()));
+    await Promise.all(this.workers.map((w) => w.close()));
     // Its callback deliveries stop with it (one in flight finishes; the rest wait in Redis for another process).
-    await throttle?.callbacks.close();
+    await Promise.all(shards.map((t) => t.callbacks.close()));
   }
 
+  /** A worker per shard (one dispatch loop each), and on a sharded throttle with a cap, the division of the cap. */
   private async start(throttle: Throttle): Promise<void> {
+    await Promise.all(throttle.shards.map((shard) => this.startShard(shard)));
+    if (this.closing || !throttle.shareAllocator) return;
+    throttle.shareAllocator.acquire();
+    this.allocating = throttle;
+  }
+
+  private async startShard(throttle: Throttle): Promise<void> {
     if (this.closing) return;
     const { client } = this.ctx.bull();
     const o = this.options;
-    this.worker = new Worker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
+    const worker = new Worker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
       connection: client,
       prefix: throttle.keys.bullPrefix,
       // BullMQ's concurrency covers the jobs held for their slot too; handlers are limited by handlerSlots.
@@ -141,25 +152,26 @@ export class ThrottleWorker {
       removeOnComplete: keepOf(throttle.config.keepCompleted),
       removeOnFail: keepOf(throttle.config.keepFailed),
     });
+    this.workers.push(worker);
     // Reconnects are BullMQ's job, but what it gives up on (a completion Redis refused, e.g. during a slot
     // migration) would otherwise leave a job active in silence: counted.
-    this.worker.on('error', () => this.ctx.observer?.onWorkerError?.({ queue: throttle.name }));
+    worker.on('error', () => this.ctx.observer?.onWorkerError?.({ queue: throttle.name }));
     // Dispatch only once this process can take what it hands out: a job handed out before the worker
     // is connected would reach its start late.
-    await this.worker.waitUntilReady();
+    await worker.waitUntilReady();
     // On a cluster the connection to the master of the throttle's slot is made on first use: made now,
     // not by the first job's start call (which would then come late for its instant).
     await client.exists(throttle.keys.global).catch(() => undefined);
     if (this.closing) return;
     throttle.dispatcher.acquire();
-    this.dispatching = throttle;
+    this.dispatching.push(throttle);
     const observer = this.ctx.observer;
     // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
-    this.worker.on('completed', (job) => {
+    worker.on('completed', (job) => {
       observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) });
       void throttle.recordEvent('completed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade });
     });
-    this.worker.on('failed', (job) => {
+    worker.on('failed', (job) => {
       if (!job) return;
       const retrying = job.attemptsMade < (job.opts.attempts ?? 1);
       observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
@@ -170,13 +182,14 @@ export class ThrottleWorker {
     const interval = o.repairIntervalMs ?? 2_000;
     if (interval > 0) {
       const repairer = new LaneRepairer(client, throttle.keys, throttle.gateLanes, o.repairAfterMs ?? 120_000, (jobId) => throttle.dispatcher.promote(jobId));
-      this.repairTimer = setInterval(() => {
+      const timer = setInterval(() => {
         repairer.pass().then(
           (units) => units > 0 && observer?.onRepair?.({ queue: throttle.name, units }),
           () => undefined,
         );
       }, interval);
-      this.repairTimer.unref();
+      timer.unref();
+      this.repairTimers.push(timer);
     }
   }
 

@@ -17,17 +17,30 @@ export async function queueOverviews(ctx: AdminContext): Promise<Overview[]> {
 
 async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Promise<Overview> {
   const redis = ctx.deps.sluice.redis;
-  const bull = await throttle.bullQueue();
   const now = Date.now();
-  const [counts, busyLanes, control, figures, paused, overrides, globalSlot] = await Promise.all([
-    bull.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'failed'),
-    redis.zcard(throttle.keys.busy),
+  // A sharded throttle: its shards' queues, busy lanes and global meters, summed (the latest meter).
+  const shards = await Promise.all(
+    throttle.shards.map(async (t) => {
+      const bull = await t.bullQueue();
+      return Promise.all([
+        bull.getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'failed'),
+        redis.zcard(t.keys.busy),
+        bull.isPaused(),
+        throttle.config.globalRatePerSecond ? redis.hget(t.keys.global, 's') : Promise.resolve(null),
+      ]);
+    }),
+  );
+  const [control, figures, overrides] = await Promise.all([
     ctx.store.control(throttle.keys),
     readFigures(redis, ctx.keys, throttle.keys, now),
-    bull.isPaused(),
     redis.hlen(ctx.keys.overrides(throttle.keys)),
-    throttle.config.globalRatePerSecond ? redis.hget(throttle.keys.global, 's') : Promise.resolve(null),
   ]);
+  const counts: Record<string, number> = {};
+  for (const [c] of shards) for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v;
+  const busyLanes = shards.reduce((a, [, b]) => a + b, 0);
+  const paused = shards.some(([, , p]) => p);
+  const slots = shards.map(([, , , s]) => s).filter((s): s is string => s !== null);
+  const globalSlot = slots.length > 0 ? String(Math.max(...slots.map(Number))) : null;
   const c = throttle.config;
   const globalBookedMs = globalSlot === null ? undefined : Math.ceil(Number(globalSlot) / 1000);
   return {
