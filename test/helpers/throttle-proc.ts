@@ -51,8 +51,8 @@ async function startWorker(concurrency: number, behaviour: Behaviour) {
   await worker.waitUntilReady();
   // What BullMQ's Worker gave up on (sluice keeps it quiet: reconnects are BullMQ's job): reported, so a
   // test can say that no job's completion, park or lock renewal failed. Not public API: the field is private.
-  const bull = (worker as unknown as { worker?: import('bullmq').Worker }).worker;
-  bull?.on('error', (e: Error) => send({ type: 'bull-error', message: String(e?.message).slice(0, 300) }));
+  const bulls = (worker as unknown as { workers: import('bullmq').Worker[] }).workers;
+  for (const bull of bulls) bull.on('error', (e: Error) => send({ type: 'bull-error', message: String(e?.message).slice(0, 300) }));
   return worker;
 }
 

@@ -49,7 +49,7 @@ describe('a job completing while its slot migrates', () => {
     await worker.waitUntilReady();
     // What BullMQ's Worker gave up on (sluice keeps its 'error' events quiet): the private field, read here only.
     const errors: string[] = [];
-    (worker as unknown as { worker: Worker }).worker.on('error', (e: Error) => errors.push(e.message));
+    (worker as unknown as { workers: Worker[] }).workers[0]!.on('error', (e: Error) => errors.push(e.message));
 
     const r = await throttle.submit('lane', { n: 1 });
     if (!r.admitted) throw new Error('not admitted');
