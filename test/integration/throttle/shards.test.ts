@@ -39,7 +39,7 @@ describe('sharded throttle on a 3-master cluster', () => {
   it('the shards of a throttle land on three different masters', async () => {
     const sluice = backend.sluice();
     const throttle = sluice.throttle('spread', { ratePerSecond: 10, capacity: 10, shards: SHARDS });
-    const ranges = (await (backend.raw as import('ioredis').Cluster).cluster('SLOTS')) as [number, number, [string, number]][];
+    const ranges = (await (backend.raw as import('ioredis').Cluster).cluster('SLOTS')) as unknown as [number, number, [string, number]][];
     const masterOf = (slot: number) => {
       const r = ranges.find(([from, to]) => slot >= from && slot <= to)!;
       return `${r[2][0]}:${r[2][1]}`;
@@ -80,7 +80,7 @@ describe('sharded throttle on a 3-master cluster', () => {
     // The lanes are where their shard's keys are: the busy sets of the three shards.
     const sluice = backend.sluice({ prefix });
     const throttle = sluice.throttle('bound', config);
-    const busy = await Promise.all(throttle.shards.map((s) => backend.raw.zrange(s.keys.busy, 0, -1)));
+    const busy = await Promise.all(throttle.shards.map((s) => backend.raw.zrange(s.keys.busy, '0', '-1')));
     for (const [s, key] of keys.entries()) expect(busy[s]).toContain(key);
     expect(busy[shardOfLane('hot', SHARDS)]).toContain('hot');
     expect(busy.flat().length).toBe(4);
