@@ -10,7 +10,8 @@ import { createSluice, type ThrottleWorker } from '../../src/index.js';
 const [url, prefix, name, configJson, workerOptionsJson] = process.argv.slice(2);
 let deferrals = 0;
 // Deferrals: the gate sent a job back to BullMQ's delayed set to wait for its slot (no attempt used).
-const sluice = createSluice({ redis: url!, prefix: prefix!, observer: { onDecision: () => undefined, onDefer: () => void deferrals++ } });
+// A cluster target comes as JSON ({"cluster": [...]}), a single node as its URL.
+const sluice = createSluice({ redis: url!.startsWith('{') ? JSON.parse(url!) : url!, prefix: prefix!, observer: { onDecision: () => undefined, onDefer: () => void deferrals++ } });
 const config = JSON.parse(configJson!);
 const workerOptions = JSON.parse(workerOptionsJson || '{}') as {
   concurrency?: number;
