@@ -106,6 +106,8 @@ export class Throttle {
    */
   private readonly shardList: Throttle[] | undefined;
   private allocatorCache: ShareAllocator | undefined;
+  /** A shard's sibling shards, itself included: a pause of the whole throttle holds them all. */
+  private siblings: readonly Throttle[] | undefined;
 
   /** @internal Made by `sluice.throttle(name, config)` (`shard`: one shard of a sharded throttle). */
   constructor(
@@ -125,6 +127,7 @@ export class Throttle {
     this.variants = new LaneVariants(ctx, this.keys, this.config);
     if (!shard && this.config.shards > 1) {
       this.shardList = Array.from({ length: this.config.shards }, (_, index) => new Throttle(ctx, name, this.config, { index, count: this.config.shards }));
+      for (const s of this.shardList) s.siblings = this.shardList;
     }
   }
 
@@ -174,7 +177,7 @@ export class Throttle {
 
   /** @internal What the upstream's answers teach (lua/upstream-learn.lua), on the resilient client. */
   get upstream(): UpstreamLearner {
-    this.upstreamCache ??= new UpstreamLearner(this.ctx.bull().scripts, this.keys, this.timing, this.config, (laneId, ms, scope) => this.gateLanes.pause(laneId, ms, scope));
+    this.upstreamCache ??= new UpstreamLearner(this.ctx.bull().scripts, this.keys, this.timing, this.config, (laneId, ms, scope) => this.pause(laneId, ms, scope), this.keys.shard.count);
     return this.upstreamCache;
   }
 
@@ -234,6 +237,16 @@ export class Throttle {
     throw new SluiceError('SLUICE_ERR_WAIT_TIMEOUT', `throttle '${this.name}': job '${jobId}' is still ${status.state} after ${options.timeoutMs} ms`, {
       details: { state: status.state },
     });
+  }
+
+  /**
+   * Holds a lane, or (`global`) the whole throttle: on a sharded throttle every shard. Resolves with the
+   * µs starts resume at. @internal
+   */
+  async pause(laneId: string, ms: number, scope: 'lane' | 'global'): Promise<number> {
+    const all = scope === 'global' ? (this.siblings ?? this.shardList) : undefined;
+    if (all) return Math.max(...(await Promise.all(all.map((s) => s.gateLanes.pause(laneId, ms, 'global')))));
+    return this.forLane(laneId).gateLanes.pause(laneId, ms, scope);
   }
 
   /** Sets a lane's pacing to its current limits (after an operator's override changed them). @internal */

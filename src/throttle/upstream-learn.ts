@@ -92,6 +92,8 @@ export class UpstreamLearner {
     private readonly timing: ThrottleTiming,
     private readonly config: ThrottleConfig,
     private readonly pause: (laneId: string, ms: number, scope: 'lane' | 'global') => Promise<unknown>,
+    /** The shards of the throttle: a queue's budget is shared, so each shard learns from its part of it. */
+    private readonly shards = 1,
   ) {
     this.scope = config.upstream.scope ?? (config.globalRatePerSecond !== undefined ? 'queue' : 'lane');
     this.floorUs = config.upstream.floorPerSecond ? Math.round(1e6 / config.upstream.floorPerSecond) : 0;
@@ -116,7 +118,10 @@ export class UpstreamLearner {
     const event = eventOf(report, startedUs);
     const lane = scope === 'lane';
     const args = { configuredUs: this.configuredUs(scope), floorUs: this.floorUs, holdUs: AIMD_HOLD_MS * 1000, lane, increaseSteps: AIMD_INCREASE_STEPS };
-    const result = await runLearn(this.scripts, lane ? this.keys.lane(laneId) : this.keys.global, event, args, now);
+    // A sharded throttle's shards each pace by what they learn: a queue's budget is split evenly among them
+    // (each spends remaining / shards until the reset), so together they never spend more than it.
+    const learnt = !lane && this.shards > 1 && event.kind === 'budget' && event.remaining > 0 ? { ...event, remaining: Math.max(1, Math.floor(event.remaining / this.shards)) } : event;
+    const result = await runLearn(this.scripts, lane ? this.keys.lane(laneId) : this.keys.global, learnt, args, now);
     // Nothing may start before the budget is back (a used-up budget), nor before a Retry-After: the
     // learned interval spaces starts from the last one, a pause holds them until an instant.
     const hold = Math.max(event.kind === 'budget' && event.remaining === 0 ? event.resetUs / 1000 : 0, finite(report.retryAfterMs, MAX_RETRY_AFTER_MS) ?? 0);

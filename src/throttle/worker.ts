@@ -295,7 +295,7 @@ export class ThrottleWorker {
       // goes back, at its place, for a new start.
       const late = error instanceof LateSend;
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: late ? 'rate' : 'upstream' });
-      if (!late) await throttle.gateLanes.pause(lane, error.delayMs, error.scope);
+      if (!late) await throttle.pause(lane, error.delayMs, error.scope);
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       // An upstream's "later" came from a call that was made: it stays counted in the spend quotas.
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs, callMade: !late });

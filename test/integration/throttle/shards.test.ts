@@ -108,6 +108,7 @@ describe('sharded throttle on a 3-master cluster', () => {
     const fifo = starts()
       .filter((s) => s.tag?.startsWith('f'))
       .sort((a, b) => a.slot - b.slot || a.t - b.t);
+    if (fifo.some((s, i) => s.tag !== `f${i}`)) console.log(JSON.stringify(fifo.map((s) => [s.tag, s.slot, Math.round(s.t), s.attempt, s.pid])));
     expect(fifo.map((s) => s.tag)).toEqual(Array.from({ length: N }, (_, i) => `f${i}`));
     // Both processes took part, and every shard's lane ran.
     expect(new Set(starts().map((s) => s.pid)).size).toBe(2);
@@ -158,6 +159,13 @@ describe('sharded throttle on a 3-master cluster', () => {
     const xi = await Promise.all(throttle.shards.map((s) => backend.raw.hget(s.keys.global, 'xi')));
     expect(xi.map(Number)).toEqual([100_000, Math.round(1e6 / 89), 1_000_000]);
     expect((await allocator.read()).map((s) => s.share)).toEqual([10, 89, 1]);
+    // A pause of the whole throttle (an upstream's Retry-After, DeferJob scope 'global') holds every shard.
+    const before = Date.now() * 1000;
+    const resume = await throttle.pause(inShard(0, 1)[0]!, 5_000, 'global');
+    const paused = (await Promise.all(throttle.shards.map((s) => backend.raw.hget(s.keys.global, 'p')))).map(Number);
+    // Each master's own clock, read a moment apart: the latest is the answer.
+    expect(Math.max(...paused)).toBe(resume);
+    for (const p of paused) expect(p).toBeGreaterThanOrEqual(before + 4_900_000);
     // The demand shifts: shard 2 gets 5 busy lanes.
     for (const key of inShard(2, 5)) expect((await throttle.submit(key, {})).admitted).toBe(true);
     // 20 + 180 + 100 asked: a third of each.
