@@ -56,7 +56,8 @@ describe('sharded throttle on a 3-master cluster', () => {
 
   it(`4 processes x 20 concurrent submits on one key: exactly ${CAPACITY} admitted; lanes of the 3 shards each hold their own bound`, async () => {
     const prefix = uniquePrefix();
-    const config = { ratePerSecond: 5, capacity: CAPACITY, shards: SHARDS };
+    // A generous deadline: four processes making their first cluster connections on a loaded machine.
+    const config = { ratePerSecond: 5, capacity: CAPACITY, shards: SHARDS, submitTimeoutMs: 20_000 };
     const ps = await Promise.all(Array.from({ length: 4 }, () => ThrottleProc.start(backend, prefix, 'bound', config)));
     procs.push(...ps);
     const keys = keysPerShard('lane');
@@ -85,13 +86,13 @@ describe('sharded throttle on a 3-master cluster', () => {
     expect(busy[shardOfLane('hot', SHARDS)]).toContain('hot');
     expect(busy.flat().length).toBe(4);
     expect(await throttle.lane('hot')).toMatchObject({ depth: CAPACITY, jobs: CAPACITY, capacity: CAPACITY });
-  });
+   }, 60_000);
 
   it('one lane starts in FIFO order across 2 worker processes, with lanes of every shard running', async () => {
     const prefix = uniquePrefix();
     // 10/s: slower than one start per dispatch horizon (50 ms), so no job is ever handed out behind a
     // successor already handed out (the documented exception to FIFO, docs/algorithms.md).
-    const config = { ratePerSecond: 10, capacity: 100, shards: SHARDS };
+    const config = { ratePerSecond: 10, capacity: 100, shards: SHARDS, submitTimeoutMs: 20_000 };
     const [submitter, w1, w2] = await Promise.all([0, 1, 2].map(() => ThrottleProc.start(backend, prefix, 'fifo', config)));
     procs.push(submitter!, w1!, w2!);
     await Promise.all([w1!.worker(4), w2!.worker(4)]);
@@ -113,7 +114,7 @@ describe('sharded throttle on a 3-master cluster', () => {
     // Both processes took part, and every shard's lane ran.
     expect(new Set(starts().map((s) => s.pid)).size).toBe(2);
     for (const key of others) expect(starts().filter((s) => s.lane === key).length).toBe(N);
-  });
+   }, 60_000);
 
   it('job status, results and cancel find the job in its shard; an id naming no shard is unknown', async () => {
     const sluice = backend.sluice();
