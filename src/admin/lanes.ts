@@ -52,7 +52,7 @@ export function decodeCursor(cursor: string): { depth: number; lane: string } {
 export async function lanePage(scripts: ScriptRegistry, throttle: Throttle, limit: number, cursor?: string): Promise<LanePage> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
   // A sharded throttle: each shard's page after the same cursor, merged in the same order (busiest
-  // first, then by lane id), is the throttle's page.
+  // first, then by lane id, descending as the script orders them), is the throttle's page.
   const replies = await Promise.all(
     throttle.shards.map((t) => scripts.runPositional('admin-lanes-page', [t.keys.busy], [limit, after ? after.depth : '', after ? after.lane : '']) as Promise<(string | number)[]>),
   );
@@ -62,7 +62,7 @@ export async function lanePage(scripts: ScriptRegistry, throttle: Throttle, limi
     total += Number(reply[0]);
     for (let i = 1; i + 1 < reply.length; i += 2) lanes.push({ lane: String(reply[i]), depth: Number(reply[i + 1]) });
   }
-  if (replies.length > 1) lanes = lanes.sort((a, b) => b.depth - a.depth || (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0)).slice(0, limit);
+  if (replies.length > 1) lanes = lanes.sort((a, b) => b.depth - a.depth || (a.lane > b.lane ? -1 : a.lane < b.lane ? 1 : 0)).slice(0, limit);
   const last = lanes[lanes.length - 1];
   return { total, lanes, ...(lanes.length === limit && last ? { next: encodeCursor(last.depth, last.lane) } : {}) };
 }

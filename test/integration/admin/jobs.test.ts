@@ -99,3 +99,47 @@ describe('retry', () => {
     await worker2.close();
   });
 });
+
+describe('a sharded throttle', () => {
+  it('cancel, detail, retry and the failed list find the jobs of every shard', async () => {
+    const sluice = ctx.backend.sluice();
+    const throttle = sluice.throttle('sharded-jobs', { ratePerSecond: 50, capacity: 5, shards: 3 });
+    const scripts = new ScriptRegistry(sluice.redis);
+    // Lanes k0..k8 land in all three shards.
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const r = await throttle.submit(`k${i}`, { i }, { tenant: 'acme' });
+      if (!r.admitted) throw new Error('not admitted');
+      ids.push(r.jobId);
+    }
+    expect(new Set(ids.map((id) => id.slice(-3))).size).toBe(3);
+    for (const [i, id] of ids.entries()) expect(await jobDetail(throttle, id)).toMatchObject({ id, state: 'queued', lane: `k${i}` });
+    expect(await jobDetail(throttle, ids[0]!.replace(/\.s\d$/, ''))).toBeNull();
+    // Cancel one job of each shard: its unit is freed in its lane.
+    for (const i of [0, 1, 2, 3, 4, 5, 6, 7, 8]) {
+      expect(await cancelJob(scripts, sluice.redis, throttle, ids[i]!, 'acme')).toEqual({ cancelled: true, freedUnits: 1, previousState: 'delayed' });
+      expect((await throttle.lane(`k${i}`)).depth).toBe(0);
+    }
+    // Failed jobs of every shard, merged most recent first.
+    const worker = sluice.worker('sharded-jobs', () => {
+      throw new Error('nope');
+    });
+    await worker.waitUntilReady();
+    const failing: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await throttle.submit(`f${i}`, { i });
+      if (!r.admitted) throw new Error('not admitted');
+      failing.push(r.jobId);
+    }
+    await until(async () => (await failedJobs(throttle, 10, 0)).total === 6, 10_000, 'six failures');
+    const all = await failedJobs(throttle, 10, 0);
+    expect(new Set(all.jobs.map((j) => j.id))).toEqual(new Set(failing));
+    for (let i = 1; i < all.jobs.length; i++) expect(all.jobs[i - 1]!.finishedAtMs!).toBeGreaterThanOrEqual(all.jobs[i]!.finishedAtMs!);
+    const page2 = await failedJobs(throttle, 4, 4);
+    expect(page2.jobs.map((j) => j.id)).toEqual(all.jobs.slice(4).map((j) => j.id));
+    await worker.close();
+    // A retry goes back through its lane in its shard.
+    expect(await retryJob(throttle, failing[0]!)).toMatchObject({ retried: true });
+    expect((await throttle.job(failing[0]!))?.state).toBe('queued');
+  });
+});

@@ -39,6 +39,31 @@ describe('busy-lane index', () => {
     }
   });
 
+  it('a sharded throttle: the pages merge its shards, in the same order; lane detail, pause and resume find its shard', async () => {
+    const throttle = ctx.sluice.throttle('idx3', { ratePerSecond: 0.001, capacity: 100, shards: 3 });
+    const depth = (i: number) => (i % 4) + 1;
+    for (let i = 0; i < 30; i++) for (let j = 0; j < depth(i); j++) expect((await throttle.submit(`k${i}`, j)).admitted).toBe(true);
+    const scripts = new ScriptRegistry(ctx.sluice.redis);
+    // The lanes really are in several shards.
+    const perShard = await Promise.all(throttle.shards.map((s) => ctx.sluice.redis.zcard(s.keys.busy)));
+    expect(perShard.filter((n) => n > 0).length).toBe(3);
+    expect((await lanePage(scripts, throttle, 5)).total).toBe(30);
+    const seen = await allPages(scripts, throttle, 4);
+    expect(seen).toHaveLength(30);
+    expect(new Set(seen.map((l) => l.lane)).size).toBe(30);
+    for (const l of seen) expect(l.depth).toBe(depth(Number(l.lane.slice(1))));
+    for (let i = 1; i < seen.length; i++) {
+      const [a, b] = [seen[i - 1]!, seen[i]!];
+      expect(a.depth > b.depth || (a.depth === b.depth && a.lane > b.lane)).toBe(true);
+    }
+    expect(await laneDetail(ctx.sluice.redis, throttle, 'k3')).toMatchObject({ lane: 'k3', depth: 4, jobs: 4 });
+    const until = Date.now() + 60_000;
+    expect(await pauseLane(throttle, 'k3', until, Date.now())).toBeGreaterThanOrEqual(until - 5);
+    expect((await laneDetail(ctx.sluice.redis, throttle, 'k3'))!.pausedUntilMs).toBeGreaterThanOrEqual(until - 5);
+    expect(await resumeLane(scripts, ctx.sluice.redis, throttle, 'k3')).toBeGreaterThanOrEqual(until - 5);
+    expect((await laneDetail(ctx.sluice.redis, throttle, 'k3'))!.pausedUntilMs).toBeUndefined();
+  });
+
   it('neither skips nor repeats a lane when the page boundary lane leaves or changes', async () => {
     const throttle = ctx.sluice.throttle('idx2', { ratePerSecond: 0.001, capacity: 100 });
     for (let i = 0; i < 30; i++) expect((await throttle.submit(`k${String(i).padStart(2, '0')}`, 0)).admitted).toBe(true);
