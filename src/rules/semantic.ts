@@ -48,6 +48,7 @@ export function semanticIssues(data: unknown): PathIssue[] {
     if (name !== undefined) duplicate(issues, queuesSeen, name, ['queues', i, 'name'], `duplicate queue '${name}'`);
     upstreamIssues(issues, q, i);
     quotaIssues(issues, q, i);
+    shardIssues(issues, q, i);
     const headers = isRec(q.handler) && isRec(q.handler.headers) ? q.handler.headers : {};
     for (const [header, value] of Object.entries(headers)) {
       if (typeof value === 'string' && isSecretHeader(header)) {
@@ -74,6 +75,19 @@ function upstreamIssues(issues: PathIssue[], q: Record<string, unknown>, i: numb
       message: `a floor of ${floor}/s is above the queue's configured rate (${ceiling}/s): learning only ever slows a queue`,
     });
   }
+}
+
+/** A sharded queue: its cap gives each shard at least 1 start per second, and no queue-wide quota (counted in one place). */
+function shardIssues(issues: PathIssue[], q: Record<string, unknown>, i: number): void {
+  const shards = q.shards;
+  if (typeof shards !== 'number' || shards <= 1) return;
+  const cap = q.global_rate_per_second;
+  if (typeof cap === 'number' && cap < shards) {
+    issues.push({ path: ['queues', i, 'shards'], message: `${shards} shards need a global_rate_per_second of at least ${shards} (each shard keeps 1 start per second)` });
+  }
+  list(q.quotas).forEach((quota, index) => {
+    if (isRec(quota) && quota.scope === 'queue') issues.push({ path: ['queues', i, 'quotas', index, 'scope'], message: 'a queue-scope quota is counted in one place: it needs shards 1' });
+  });
 }
 
 /** A cost quota a job the queue's lanes admit could exceed (the throttle's own rule, here with the file's line). */
