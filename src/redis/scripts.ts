@@ -7,6 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
+import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
@@ -182,8 +183,10 @@ export class ScriptRegistry {
     };
     for (const name of names) {
       use(name);
-      // On a cluster the keys of one batch would span slots: there every decision is its own call.
-      if ((BATCHED_SCRIPTS.has(name) || MANY_KEY_BATCHED.has(name)) && !(client instanceof Cluster)) use(batchName(name));
+      // On a cluster the keys of a batch of one-key decisions would span slots: there every decision is
+      // its own call. The calls of a many-key script each touch one slot: on a cluster they are batched
+      // by slot (a throttle's admissions share its hash tag; a sharded throttle's, one batch per shard).
+      if (MANY_KEY_BATCHED.has(name) || (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster))) use(batchName(name));
     }
   }
 
@@ -242,19 +245,21 @@ export class ScriptRegistry {
       );
       return;
     }
-    let queue = this.manyQueues.get(name);
+    // One queue per script, and on a cluster per slot: a batch's keys must all be in one slot.
+    const at = this.client instanceof Cluster && call.keys.length > 0 ? `${name}\u0000${calculateSlot(call.keys[0]!)}` : name;
+    let queue = this.manyQueues.get(at);
     if (!queue) {
       queue = [];
-      this.manyQueues.set(name, queue);
+      this.manyQueues.set(at, queue);
     }
     queue.push(call);
-    if (queue.length === 1) setImmediate(() => this.flushMany(name));
+    if (queue.length === 1) setImmediate(() => this.flushMany(name, at));
   }
 
-  private flushMany(name: ScriptName): void {
-    const queue = this.manyQueues.get(name);
+  private flushMany(name: ScriptName, at: string): void {
+    const queue = this.manyQueues.get(at);
     if (!queue?.length) return;
-    this.manyQueues.set(name, []);
+    this.manyQueues.delete(at);
     for (let i = 0; i < queue.length; i += MAX_BATCH) this.sendMany(name, queue.slice(i, i + MAX_BATCH));
   }
 

@@ -2,12 +2,13 @@
 // are admitted by one script call (their jobs are then added one by one). Several OS processes, each
 // sending its submits in batches, keep every lane's bound exact, admit an idempotency key once, and
 // leave no ghost: every BullMQ job has its lane unit and every lane unit its job. On a single node
-// (where batching happens) and on a 3-master cluster (where each admission goes alone).
+// and on a 3-master cluster (batched per slot: one call per throttle, or per shard of a sharded one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cluster, Redis } from 'ioredis';
 import type { Sluice, Throttle } from '../../../src/index.js';
 import { TOPOLOGIES, startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
 import { ThrottleProc } from '../../helpers/throttle-procs.js';
+import { shardOfLane } from '../../../src/throttle/shards.js';
 
 const CAPACITY = 17;
 const KEYS = ['k0', 'k1', 'k2'];
@@ -79,18 +80,30 @@ describe.each(TOPOLOGIES)('batched admissions (%s)', (topology) => {
     expect([...byLane.values()].flat().length).toBe(KEYS.length * CAPACITY + idem.length);
   });
 
-  it.runIf(topology === 'single')('the admissions of one turn take one script call', async () => {
+  it('the admissions of one turn take one script call (on a cluster: one per shard of a sharded throttle)', async () => {
     const sluice = backend.sluice();
-    const throttle = sluice.throttle('one-call', { ratePerSecond: 5, capacity: 100 });
-    await throttle.submit('warm', {}); // queue made, config published, scripts loaded
-    await Promise.all([throttle.submit('warm', {}), throttle.submit('warm', {})]); // the batched form loaded
-    const raw = backend.raw as Redis;
-    await raw.config('RESETSTAT');
-    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => throttle.submit(`k${i % 3}`, { i })));
+    const shards = topology === 'single' ? 1 : 3;
+    const throttle = sluice.throttle('one-call', { ratePerSecond: 5, capacity: 100, shards });
+    // Keys of every shard.
+    const keys: string[] = [];
+    for (let s = 0; s < shards; s++) {
+      let i = 0;
+      while (shardOfLane(`k${i}`, shards) !== s) i++;
+      keys.push(`k${i}`);
+    }
+    await Promise.all(keys.map((k) => throttle.submit(k, {}))); // queues made, config published, scripts loaded
+    await Promise.all(keys.flatMap((k) => [throttle.submit(k, {}), throttle.submit(k, {})])); // the batched form loaded
+    const masters = topology === 'single' ? [backend.raw as Redis] : (backend.raw as Cluster).nodes('master');
+    await Promise.all(masters.map((m) => m.config('RESETSTAT')));
+    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => throttle.submit(keys[i % keys.length]!, { i })));
     expect(replies.every((r) => r.admitted)).toBe(true);
-    const stats = await raw.info('commandstats');
-    const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-    // One admission script call for the 30 submits, then one BullMQ add script per job.
-    expect(calls('evalsha') + calls('eval')).toBe(1 + 30);
+    let scriptCalls = 0;
+    for (const m of masters) {
+      const stats = await m.info('commandstats');
+      const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      scriptCalls += calls('evalsha') + calls('eval');
+    }
+    // One admission script call per shard for the 30 submits, then one BullMQ add script per job.
+    expect(scriptCalls).toBe(shards + 30);
   });
 });
