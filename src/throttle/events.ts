@@ -214,3 +214,40 @@ export class JobEventStream {
     }
   }
 }
+
+/**
+ * A sharded throttle's events (src/throttle/shards.ts): its shards' streams as one. A job's subscription
+ * goes to its shard's stream; a subscription to every job, to every shard's (events of different shards
+ * come in no common order).
+ */
+export class ShardedJobEventStream extends JobEventStream {
+  constructor(
+    key: string,
+    private readonly streams: readonly JobEventStream[],
+    private readonly shardOf: (jobId: string) => number | undefined,
+  ) {
+    super(() => {
+      throw new Error('a sharded throttle reads its shards\u2019 streams');
+    }, key);
+  }
+
+  override get listeners(): number {
+    return this.streams.reduce((n, s) => n + s.listeners, 0);
+  }
+
+  override async subscribe(listener: JobEventListener, options: { jobId?: string } = {}): Promise<() => void> {
+    if (options.jobId !== undefined) {
+      const shard = this.shardOf(options.jobId);
+      // An id of no shard is no job of this throttle: nothing will ever come.
+      return shard === undefined ? () => undefined : this.streams[shard]!.subscribe(listener, options);
+    }
+    const offs = await Promise.all(this.streams.map((s) => s.subscribe(listener)));
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  override async close(): Promise<void> {
+    await Promise.all(this.streams.map((s) => s.close()));
+  }
+}

@@ -20,7 +20,7 @@ import { checkPayload } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
-import { JobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
+import { JobEventStream, ShardedJobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
 import { waitForJob } from './wait.js';
 import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
@@ -158,10 +158,6 @@ export class Throttle {
     return this.allocatorCache;
   }
 
-  /** A job's events: its shard's stream on a sharded throttle. @internal */
-  eventsOf(jobId: string): JobEventStream {
-    return (this.forJob(jobId) ?? this.shards[0]!).events;
-  }
 
   /** Lane scripts on the admission client: the connection the queue add also goes through. */
   private get admitLanes(): LaneScripts {
@@ -193,7 +189,10 @@ export class Throttle {
    * `events.subscribe(listener, { jobId })` calls `listener` for each event from then on.
    */
   get events(): JobEventStream {
-    this.eventsCache ??= new JobEventStream(() => this.ctx.bull().client, this.keys.events);
+    const shards = this.shardList;
+    this.eventsCache ??= shards
+      ? new ShardedJobEventStream(this.keys.events, shards.map((s) => s.events), (jobId) => shardOfJob(jobId, shards.length))
+      : new JobEventStream(() => this.ctx.bull().client, this.keys.events);
     return this.eventsCache;
   }
 

@@ -37,7 +37,7 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
     // Subscribed before the first read: a transition between the read and the stream is not lost.
     const early: JobEvent[] = [];
     let onEvent: (event: JobEvent) => void = (event) => early.push(event);
-    const unsubscribe = await throttle.eventsOf(id).subscribe((event) => onEvent(event), { jobId: id });
+    const unsubscribe = await throttle.events.subscribe((event) => onEvent(event), { jobId: id });
     let status;
     try {
       status = await throttle.job(id, owner);

@@ -130,9 +130,19 @@ describe('sharded throttle on a 3-master cluster', () => {
     for (const [s, id] of ids.entries()) expect(await throttle.job(id)).toMatchObject({ state: 'queued', lane: keys[s] });
     expect(await throttle.job(ids[0]!.replace(/\.s\d+$/, ''))).toBeNull();
     expect(await throttle.job(`${ids[0]!.replace(/\.s\d+$/, '')}.s9`)).toBeNull();
+    // The throttle's events: every job's (from every shard), and one job's.
+    const seen: string[] = [];
+    const offAll = await throttle.events.subscribe((e) => e.type === 'completed' && seen.push(e.jobId));
+    const mine: string[] = [];
+    const offOne = await throttle.events.subscribe((e) => mine.push(`${e.type}:${e.jobId}`), { jobId: ids[2]! });
     const worker = sluice.worker('lookup', (job: ThrottledJob<{ key: string }>) => ({ ran: job.data.key }), { concurrency: 3 });
     await worker.waitUntilReady();
     for (const [s, id] of ids.entries()) expect(await throttle.waitForResult(id, { timeoutMs: 10_000 })).toEqual({ ran: keys[s] });
+    await until(() => seen.length === 3 && mine.includes(`completed:${ids[2]}`), 5_000, 'the completed events');
+    expect(new Set(seen)).toEqual(new Set(ids));
+    expect(mine).toEqual([`started:${ids[2]}`, `completed:${ids[2]}`]);
+    offAll();
+    offOne();
     await worker.close();
     // Idempotency keys: the same id on the same lane is one job.
     const a = await throttle.submit(keys[1]!, {}, { id: 'order-1' });
