@@ -122,6 +122,12 @@ async function throttlePhases(t: Topology) {
   const count = async () =>
     (await Promise.all(children.map(async (k) => (k.send(JSON.stringify({ cmd: 'count' })), (await k.message<{ n: number }>('count')).n)))).reduce((a, b) => a + b, 0);
   await Promise.all(children.map(async (k) => (k.send(JSON.stringify({ cmd: 'worker' })), k.message('ready'))));
+  // What the masters spend with the workers running and nothing to do (their dispatch loops, BullMQ's
+  // blocking reads, cluster cron): subtracted from the starts' CPU below, as bench/capacity.ts does.
+  const idleMs = 2_000;
+  const idle0 = await cpus(t);
+  await sleep(idleMs);
+  const idlePerMs = (await cpus(t)).map((c, i) => (c - idle0[i]!) / idleMs);
   let submitted = 0;
   let refused = 0;
   let feeding = true;
@@ -155,7 +161,19 @@ async function throttlePhases(t: Topology) {
   log(`${t.label}: ${starts.opsPerSec} starts/s (${submitted} submitted, ${refused} refused while feeding)`);
   await Promise.all(children.map(async (k) => (k.send(JSON.stringify({ cmd: 'close' })), k.exited)));
   await sluice.close();
-  return { admissions: { ...admissions, admitted }, starts: { ...starts, submittedWhileFeeding: submitted, refusedWhileFeeding: refused } };
+  const net = starts.redisCpuSecondsPerMaster.map((c, i) => Math.max(0, c - idlePerMs[i]! * seconds * 1000));
+  return {
+    admissions: { ...admissions, admitted },
+    starts: {
+      ...starts,
+      submittedWhileFeeding: submitted,
+      refusedWhileFeeding: refused,
+      idleRedisCpuMsPerSecondPerMaster: idlePerMs.map((x) => r2(x * 1e6)),
+      /** Less the idle rate: what the jobs themselves cost each master. */
+      netRedisUsPerOpPerMaster: net.map((c) => r2((c * 1e6) / Math.max(1, starts.ops))),
+      netBusiestMasterUsPerOp: r2((Math.max(...net) * 1e6) / Math.max(1, starts.ops)),
+    },
+  };
 }
 
 async function decisionPhase(t: Topology) {
@@ -206,6 +224,7 @@ result.ratios = {
   // With a core per master: the busiest master's CPU per operation, 1 master over 3.
   admissionsCeiling: r2(one.admissions.busiestMasterUsPerOp / three.admissions.busiestMasterUsPerOp),
   startsCeiling: r2(one.starts.busiestMasterUsPerOp / three.starts.busiestMasterUsPerOp),
+  startsCeilingNetOfIdle: r2(one.starts.netBusiestMasterUsPerOp / three.starts.netBusiestMasterUsPerOp),
   decisionsCeiling: r2(one.decisions.busiestMasterUsPerOp / three.decisions.busiestMasterUsPerOp),
 };
 result.loadAfter = os.loadavg().map(r2);
