@@ -1,7 +1,9 @@
 // The throttle façade: per-key bounded lanes drained at a fixed rate, with jobs on one shared BullMQ
 // queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of the job,
-// parked in the delayed set (the admissions of one event-loop turn go as one script call on one node); the dispatcher (in every worker process) hands each job to the workers
+// parked in the delayed set (the admissions of one event-loop turn go as one script call, per slot on a cluster); the dispatcher (in every worker process) hands each job to the workers
 // just before the start instant it chose, and the worker starts it at that instant.
+// A throttle with `shards` > 1 is N such throttles of N hash tags (src/throttle/shards.ts); this one then
+// routes each call to the shard of its lane or job, and its workers divide the global cap (share-allocator.ts).
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { SluiceError, isSluiceError } from '../errors.js';
@@ -157,7 +159,6 @@ export class Throttle {
     this.allocatorCache ??= new ShareAllocator(this.ctx.bull().client, this.ctx.bull().scripts, this.keys, this.shardList, this.config.globalRatePerSecond!);
     return this.allocatorCache;
   }
-
 
   /** Lane scripts on the admission client: the connection the queue add also goes through. */
   private get admitLanes(): LaneScripts {

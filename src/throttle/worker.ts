@@ -2,6 +2,7 @@
 // (which hands queued jobs to the workers at their turn), and the outflow gate in front of the handler:
 // the worker waits for the job's start instant and runs the handler then. A job that arrives without a
 // start (a retry, a re-run after a crash) goes back to the head of its lane and is parked, no attempt used.
+// A sharded throttle: all of that once per shard, the handlers of every shard sharing one `concurrency`.
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { PARK_MS } from './dispatcher.js';
 import { SluiceError } from '../errors.js';
