@@ -185,10 +185,8 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     deliveryUs: DELIVERY_US,
     marginPpm,
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
-    // What the margin absorbs over one second, less 1 ms for the Redis-to-local clock mapping (within
-    // ~0.1 ms): starts are never early (pass-gate.ts), so rate + 1 starts, each at most this late, still
-    // span more than 1 s. (It was half the margin: a start 5-9 ms late lost its slot for nothing.)
-    lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) - 1000),
+    // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.
+    lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) / 2),
     sendHeadroomUs: config.upstream.sendHeadroomMs * 1000,
     enqueueByUs: (2 * config.submitTimeoutMs + 1_000) * 1000,
     quotas: new QuotaArgs(config.quotas ?? []),

@@ -63,8 +63,7 @@ export async function passGate<R>(
     // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
     // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
     const startAt = redisClock.toLocal(gate.startUs) - performance.timeOrigin;
-    // A timer may fire up to ~1 ms early (Node's loop clock is whole ms): never start before the instant.
-    while (performance.now() < startAt) await sleep(startAt - performance.now());
+    await sleep(startAt - performance.now());
     await enter();
     const lateMs = performance.now() - startAt;
     if (lateMs > timing.lateToleranceUs / 1000) {

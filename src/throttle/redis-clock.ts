@@ -5,8 +5,6 @@
 // reached Redis within a fraction of a millisecond: the estimate is that close to the truth even while
 // replies wait in a busy event loop — and so a start whose reply was read late is seen to be late.
 
-import type { Cluster, Redis } from 'ioredis';
-
 /** Local wall-clock ms with sub-ms resolution. */
 export const wallMs = (): number => performance.timeOrigin + performance.now();
 
@@ -41,17 +39,3 @@ export class RedisClock {
 
 /** One per process: every gate call of every throttle refines it. */
 export const redisClock = new RedisClock();
-
-/**
- * Learns the offset from a few quiet round trips to the node of `key` (a throttle's key: its slot's
- * master on a cluster) before a worker takes its first job. Learnt from the first gate calls alone, the
- * bound would come from requests that waited behind a burst of submits, ms ahead of the truth, and the
- * first starts would run that much early.
- */
-export async function warmRedisClock(client: Redis | Cluster, key: string, rounds = 3): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    const sent = wallMs();
-    const [s, us] = (await client.eval("return redis.call('TIME')", 1, key)) as [string, string];
-    redisClock.sample(sent, Number(s) * 1e6 + Number(us));
-  }
-}

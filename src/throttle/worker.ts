@@ -10,7 +10,6 @@ import { DeferJob, LateSend } from './defer.js';
 import type { JobData } from './job-status.js';
 import { LaneRepairer } from './repair.js';
 import { passGate } from './pass-gate.js';
-import { warmRedisClock } from './redis-clock.js';
 import { Semaphore } from './semaphore.js';
 import type { Throttle } from './throttle.js';
 import type { LearnOutcome, UpstreamReport, UpstreamScope } from './upstream-learn.js';
@@ -151,7 +150,6 @@ export class ThrottleWorker {
     // On a cluster the connection to the master of the throttle's slot is made on first use: made now,
     // not by the first job's start call (which would then come late for its instant).
     await client.exists(throttle.keys.global).catch(() => undefined);
-    await warmRedisClock(client, throttle.keys.global).catch(() => undefined);
     if (this.closing) return;
     throttle.dispatcher.acquire();
     this.dispatching = throttle;
