@@ -9,7 +9,7 @@
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
 // Prints one JSON document on stdout; progress goes to stderr.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -43,6 +43,47 @@ const laneRate = n('lane-rate');
 const config = { ratePerSecond: laneRate, capacity: n('capacity'), globalRatePerSecond: cap };
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux; 0 elsewhere). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The whole machine's busy CPU seconds (every core, every process: other work on the host too). */
+function machineBusySeconds(): number {
+  try {
+    const [, ...f] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    const n = f.map(Number);
+    return (n.reduce((a, b) => a + b, 0) - n[3]! - n[4]!) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Per-second CPU use (fraction of one core) of the submitter, each worker process, Redis and the whole
+ * machine, sampled while the run lasts: says whether a shortfall is the host's CPU or the algorithm.
+ */
+function cpuSampler(pids: Record<string, number>) {
+  const names = [...Object.keys(pids), 'machine'];
+  const read = () => [...Object.values(pids).map(cpuSeconds), machineBusySeconds()];
+  const series: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
+  let last = read();
+  let lastAt = performance.now();
+  const timer = setInterval(() => {
+    const now = read();
+    const at = performance.now();
+    names.forEach((k, i) => series[k]!.push(Math.round(((now[i]! - last[i]!) / ((at - lastAt) / 1000)) * 100) / 100));
+    last = now;
+    lastAt = at;
+  }, 1000);
+  return { stop: () => (clearInterval(timer), series) };
+}
+
 async function runSluice(url: string) {
   const jobs = capJobs(n('heavy'), n('heavy-jobs'), n('light'), n('light-jobs'), n('seed'));
   const prefix = `gc${Date.now()}`;
@@ -59,6 +100,10 @@ async function runSluice(url: string) {
     await sluice.ready();
     await throttle.ready();
   }
+  const raw = new Redis(url);
+  const redisPid = Number(/process_id:(\d+)/.exec(await raw.info('server'))?.[1] ?? 0);
+  raw.disconnect();
+  const cpu = cpuSampler({ submitter: process.pid, ...Object.fromEntries(procs.map((p, i) => [`worker${i + 1}`, p.handle.child.pid!])), redis: redisPid });
   log(`sluice: submitting ${jobs.length} jobs`);
   await submitAll(jobs, async (j) => {
     const r = await throttle.submit(j.key, { k: j.key });
@@ -68,11 +113,12 @@ async function runSluice(url: string) {
   const deadline = Date.now() + n('timeout') * 1000;
   const count = () => procs.reduce((a, p) => a + p.starts.length, 0);
   while (count() < jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  const cpuPerSecond = cpu.stop();
   for (const p of procs) for (const s of p.starts) byId.get(s.id)!.start = s.t;
   await Promise.all(procs.map((p) => p.close()));
   await sluice.close();
   if (flags.dump) writeFileSync(flags.dump, JSON.stringify(jobs.map((j) => ({ key: j.key, submitted: j.submitted, start: j.start }))));
-  return capReport(jobs, config);
+  return { ...capReport(jobs, config), cpuPerSecond };
 }
 
 async function runBullmq(port: number) {
