@@ -11,7 +11,7 @@ import { HeaderPlan, plannedRetryAfter, resolveSelection, writePlannedHeaders, t
 import { retryAfterSeconds } from '../headers/retry-after.js';
 import type { Limiter, LimiterOptions } from '../limiters/limiter.js';
 import { IdentityCache } from './identity-cache.js';
-import { sendRefusalBody } from './refusal.js';
+import { sendRefusalWith } from './refusal.js';
 import { RefusalLog } from './refusal-log.js';
 import { requestInfo } from './request-info.js';
 import { RuleLimiters, checkRuleCost, decideRules, identityHash, outcomeOf, ruleKeyOptions, type RuleDecision } from './rule-decisions.js';
@@ -196,8 +196,21 @@ function rulesMode(deps: MiddlewareDeps, source: RulesSource, options: Middlewar
 /** The 429: Retry-After always (a client told "no" is told when), the selected headers, the JSON body. */
 function refuse(res: Response, decided: readonly PlannedDecision[], selection: ResolvedSelection, rules: string): void {
   const retryAfter = plannedRetryAfter(decided) ?? retryAfterSeconds(0);
-  writePlannedHeaders(setOn(res), decided, Date.now(), selection.retryAfter ? selection : { ...selection, retryAfter: true }, retryAfter);
-  sendRefusalBody(res, retryAfter, undefined, `rate limit exceeded (${rules}); retry in ${retryAfter} s`);
+  const headers: string[] = [];
+  writePlannedHeaders((name, value) => void headers.push(name, value), decided, Date.now(), withRetryAfter(selection), retryAfter);
+  sendRefusalWith(res, headers, retryAfter, undefined, `rate limit exceeded (${rules}); retry in ${retryAfter} s`);
+}
+
+/** The selection with Retry-After on, made once per selection (a refusal always sends it). */
+const retryAfterOn = new WeakMap<ResolvedSelection, ResolvedSelection>();
+function withRetryAfter(selection: ResolvedSelection): ResolvedSelection {
+  if (selection.retryAfter) return selection;
+  let on = retryAfterOn.get(selection);
+  if (!on) {
+    on = Object.freeze({ ...selection, retryAfter: true });
+    retryAfterOn.set(selection, on);
+  }
+  return on;
 }
 
 function setOn(res: Response): (name: string, value: string) => void {
