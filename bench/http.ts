@@ -351,6 +351,7 @@ async function bench(): Promise<void> {
   for (const v of variants) if (!VARIANTS.includes(v)) throw new Error(`--variants: each one of ${VARIANTS.join(', ')}`);
   if (!variants.includes('bare')) throw new Error('--variants: bare is needed (every ratio is against it)');
 
+  const baseVariants = variants.filter((v) => ['policy', 'rules', 'rules3', 'refused', 'refused-nocache'].includes(v));
   const log = (msg: string) => process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   // A hard stop, whatever hangs: the run is bounded in time.
   const budgetMs = ((flags.base ? 2 : 1) * variants.length * (reps * (durationS + 3) + warmupS) + 60) * 1000 + 60_000;
@@ -364,8 +365,8 @@ async function bench(): Promise<void> {
   const children: Child[] = [];
   try {
     for (const v of variants) children.push(await startChild(v, server.url));
-    // The --base checkout's servers: every variant but bare (express alone, the same in both) and submit.
-    if (flags.base) for (const v of variants) if (v !== 'bare' && v !== 'submit') children.push(await startChild(v, server.url, flags.base));
+    // The --base checkout's servers: sluice's hello variants (bare and the peers are the same code in both; not submit).
+    if (flags.base) for (const v of baseVariants) children.push(await startChild(v, server.url, flags.base));
     log(`servers up (redis ${server.port}); warming up ${warmupS} s each`);
     for (const c of children) if (warmupS > 0) await load(c, warmupS, connections, keys);
 
@@ -461,6 +462,7 @@ async function bench(): Promise<void> {
       };
     };
     const helloVariants = variants.filter((v) => v !== 'bare' && v !== 'submit');
+    const baseHello = helloVariants.filter((v) => baseVariants.includes(v));
     /** This tree's variant against the --base checkout's, rep by rep, and the base's own ratio to bare. */
     const versusBase = (v: Variant) => {
       const rows = of(v);
@@ -520,7 +522,7 @@ async function bench(): Promise<void> {
           'refused ÷ rlf-refused': versus('refused', 'rlf-refused'),
           'rules3 ÷ erl': versus('rules3', 'erl'),
         },
-        base: flags.base ? { dir: flags.base, ...Object.fromEntries(helloVariants.map((v) => [v, versusBase(v)])) } : undefined,
+        base: flags.base ? { dir: flags.base, ...Object.fromEntries(baseHello.map((v) => [v, versusBase(v)])) } : undefined,
         submit: submit.length === 0 ? undefined : {
           requestsPerSec: Math.round(median(submit.map((r) => r.requestsPerSec))),
           admissionsPerSec: Math.round(median(admitted)),
