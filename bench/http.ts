@@ -3,7 +3,9 @@
 // without the deny cache), the peers in the same run (express-rate-limit + rate-limit-redis never
 // blocking and nearly always blocking; rate-limiter-flexible as a middleware nearly always refusing),
 // and the submit endpoint's admissions per second — on a private redis-server.
-//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000] [--variants bare,policy,...]
+//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000] [--variants bare,policy,...] [--base DIR]
+// --base DIR: another checkout of sluice (a copy of an older commit, node_modules in place); each
+// variant but bare also runs from it (`<variant>@base`, interleaved with the others): before/after in one run.
 // The load generator (autocannon, in this process) never shares a process with a server: each server
 // variant runs in its own child process (this file again, with --role server), so the two cores of a
 // small machine are split between the load, the server under test and Redis the same way for every
@@ -21,6 +23,7 @@ import os from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import express, { type Express } from 'express';
@@ -63,6 +66,8 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '50' },
     keys: { type: 'string', default: '100000' },
     variants: { type: 'string' },
+    /** Another checkout of sluice (its npm ci done): each non-bare variant also runs from it, as `<variant>@base`, interleaved with this tree's. */
+    base: { type: 'string' },
   },
 });
 
@@ -112,13 +117,20 @@ queues:
     handler: { type: http, url: "http://127.0.0.1:9/never-called" }
 `;
 
-/** Three rules match every /hello request: the two above and a fixed window per route group. */
+/**
+ * Three rules match every /hello request: the two above and a fixed window per route group, on the
+ * `route: hello` entry itself (a sibling `key: route` entry without a value never matched: the entry
+ * with the value wins, and it had no policy, so rules3 decided two limits until 2026-12-01).
+ */
 const RULES3_YAML = RULES_YAML.replace(
-  `route_groups:`,
   `      - key: route
+        value: hello
+        descriptors:`,
+  `      - key: route
+        value: hello
         name: bench-route
         policy: { algorithm: fixed-window, limit: 1000000000, window: 1m }
-route_groups:`,
+        descriptors:`,
 ).replace('descriptors: [[ip], [route, ip]]', 'descriptors: [[ip], [route, ip], [route]]');
 
 if (flags.role === 'server') await serve(flags.variant as Variant, flags.redis!);
@@ -205,14 +217,16 @@ async function serve(variant: Variant, redisUrl: string): Promise<void> {
 
 interface Child {
   variant: Variant;
+  /** 'base' for a server run from the --base checkout. */
+  tree: 'this' | 'base';
   port: number;
   process: ChildProcess;
   /** Server CPU (user + system) in µs so far. */
   cpuUs(): Promise<number>;
 }
 
-async function startChild(variant: Variant, redisUrl: string): Promise<Child> {
-  const script = fileURLToPath(import.meta.url);
+async function startChild(variant: Variant, redisUrl: string, baseDir?: string): Promise<Child> {
+  const script = baseDir ? join(baseDir, 'bench', 'http.ts') : fileURLToPath(import.meta.url);
   // process.execArgv carries tsx's loader, so the child runs this TypeScript file the same way.
   const child = spawn(process.execPath, [...process.execArgv, script, '--role', 'server', '--variant', variant, '--redis', redisUrl], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -234,11 +248,13 @@ async function startChild(variant: Variant, redisUrl: string): Promise<Child> {
       });
       child.send('cpu');
     });
-  return { variant, port, process: child, cpuUs };
+  return { variant, tree: baseDir ? 'base' : 'this', port, process: child, cpuUs };
 }
 
 interface Run {
   variant: Variant;
+  /** Present ('base') for a server run from the --base checkout. */
+  tree?: 'base';
   rep: number;
   requests: number;
   requestsPerSec: number;
@@ -335,9 +351,10 @@ async function bench(): Promise<void> {
   for (const v of variants) if (!VARIANTS.includes(v)) throw new Error(`--variants: each one of ${VARIANTS.join(', ')}`);
   if (!variants.includes('bare')) throw new Error('--variants: bare is needed (every ratio is against it)');
 
+  const baseVariants = variants.filter((v) => ['policy', 'rules', 'rules3', 'refused', 'refused-nocache'].includes(v));
   const log = (msg: string) => process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   // A hard stop, whatever hangs: the run is bounded in time.
-  const budgetMs = (variants.length * (reps * (durationS + 3) + warmupS) + 60) * 1000 + 60_000;
+  const budgetMs = ((flags.base ? 2 : 1) * variants.length * (reps * (durationS + 3) + warmupS) + 60) * 1000 + 60_000;
   setTimeout(() => {
     log(`watchdog: still running after ${budgetMs} ms, exiting`);
     process.exit(124);
@@ -348,12 +365,15 @@ async function bench(): Promise<void> {
   const children: Child[] = [];
   try {
     for (const v of variants) children.push(await startChild(v, server.url));
+    // The --base checkout's servers: sluice's hello variants (bare and the peers are the same code in both; not submit).
+    if (flags.base) for (const v of baseVariants) children.push(await startChild(v, server.url, flags.base));
     log(`servers up (redis ${server.port}); warming up ${warmupS} s each`);
     for (const c of children) if (warmupS > 0) await load(c, warmupS, connections, keys);
 
     const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
     const runs: Run[] = [];
     const hello = children.filter((c) => c.variant !== 'submit');
+    const label = (c: Child) => (c.tree === 'base' ? `${c.variant}@base` : c.variant);
     const submitChild = children.find((c) => c.variant === 'submit');
     for (let rep = 1; rep <= reps; rep++) {
       const shift = (rep - 1) % hello.length;
@@ -369,6 +389,7 @@ async function bench(): Promise<void> {
         const total = Object.values(statuses).reduce((a, b) => a + b, 0);
         const run: Run = {
           variant: c.variant,
+          ...(c.tree === 'base' ? { tree: 'base' as const } : {}),
           rep,
           requests: total,
           requestsPerSec: Math.round(total / r.duration),
@@ -381,12 +402,13 @@ async function bench(): Promise<void> {
           redisCpuUsPerReq: total ? Math.round((((redis1 - redis0) * 1e6) / total) * 10) / 10 : 0,
         };
         runs.push(run);
-        log(`rep ${rep} ${c.variant}: ${run.requestsPerSec} req/s, p99 ${run.latencyMs.p99} ms, unloaded p99 ${unloaded.p99} ms, ${JSON.stringify(statuses)}`);
+        log(`rep ${rep} ${label(c)}: ${run.requestsPerSec} req/s, p99 ${run.latencyMs.p99} ms, unloaded p99 ${unloaded.p99} ms, ${JSON.stringify(statuses)}`);
       }
     }
 
     const loadAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
-    const of = (v: Variant) => runs.filter((r) => r.variant === v).sort((a, b) => a.rep - b.rep);
+    const of = (v: Variant) => runs.filter((r) => r.variant === v && r.tree === undefined).sort((a, b) => a.rep - b.rep);
+    const ofBase = (v: Variant) => runs.filter((r) => r.variant === v && r.tree === 'base').sort((a, b) => a.rep - b.rep);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const r3 = (x: number) => Math.round(x * 1000) / 1000;
     const bare = of('bare');
@@ -440,13 +462,30 @@ async function bench(): Promise<void> {
       };
     };
     const helloVariants = variants.filter((v) => v !== 'bare' && v !== 'submit');
+    const baseHello = helloVariants.filter((v) => baseVariants.includes(v));
+    /** This tree's variant against the --base checkout's, rep by rep, and the base's own ratio to bare. */
+    const versusBase = (v: Variant) => {
+      const rows = of(v);
+      const base = ofBase(v);
+      const ratios = rows.map((r, i) => r.requestsPerSec / base[i]!.requestsPerSec);
+      const baseToBare = base.map((r, i) => r.requestsPerSec / bare[i]!.requestsPerSec);
+      return {
+        ratioToBase: r3(median(ratios)),
+        ratioToBasePerRep: ratios.map(r3),
+        baseRatioToBare: r3(median(baseToBare)),
+        baseRatioToBarePerRep: baseToBare.map(r3),
+        baseServerCpuUsPerReq: r3(mean(base.map((r) => r.serverCpuUsPerReq))),
+        serverCpuUsPerReq: r3(mean(rows.map((r) => r.serverCpuUsPerReq))),
+        baseRedisCpuUsPerReq: r3(mean(base.map((r) => r.redisCpuUsPerReq))),
+      };
+    };
     const submit = of('submit');
     // Admissions per second: the submit rate times the share answered 202 (a 429 or 503 admits nothing).
     const admitted = submit.map((r) => (r.requests ? (r.requestsPerSec * (r.statuses['202'] ?? 0)) / r.requests : 0));
     const redisVersion = /redis_version:(\S+)/.exec(await raw.info('server'))?.[1];
     const result = {
       bench: 'http',
-      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys} --variants ${variants.join(',')}`,
+      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys} --variants ${variants.join(',')}${flags.base ? ` --base ${flags.base}` : ''}`,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, redis: redisVersion, platform: `${os.platform()} ${os.release()}`, loadAvg1m5m15m: { before: loadBefore, after: loadAfter } },
       setup: {
         connections,
@@ -483,6 +522,7 @@ async function bench(): Promise<void> {
           'refused ÷ rlf-refused': versus('refused', 'rlf-refused'),
           'rules3 ÷ erl': versus('rules3', 'erl'),
         },
+        base: flags.base ? { dir: flags.base, ...Object.fromEntries(baseHello.map((v) => [v, versusBase(v)])) } : undefined,
         submit: submit.length === 0 ? undefined : {
           requestsPerSec: Math.round(median(submit.map((r) => r.requestsPerSec))),
           admissionsPerSec: Math.round(median(admitted)),

@@ -59,6 +59,11 @@ function ceilSeconds(ms: number): number {
   return Math.max(0, Math.ceil(ms / 1000 - 1e-9));
 }
 
+/** One view (a plain function, not a closure per call: this runs for every decision of every request). */
+function viewOf(d: Decision, unit: QuotaView['unit'], windowSeconds: number | undefined, nextSeconds: number | undefined): QuotaView {
+  return { quota: d.limit, unit, windowSeconds, remaining: d.remaining, nextSeconds, resetAtMs: d.resetAtMs };
+}
+
 /**
  * The quota facts of one decision at `nowMs` (the decision's clock, epoch ms).
  * @returns undefined for a decision Redis did not make (`decision.failure` set): it has no quota facts.
@@ -67,14 +72,6 @@ export function quotaView(input: HeaderInput, nowMs: number): QuotaView | undefi
   const { decision: d, policy: p } = input;
   if (d.failure) return undefined;
   const cost = input.cost ?? 1;
-  const view = (unit: QuotaView['unit'], windowSeconds: number | undefined, nextSeconds: number | undefined): QuotaView => ({
-    quota: d.limit,
-    unit,
-    windowSeconds,
-    remaining: d.remaining,
-    nextSeconds,
-    resetAtMs: d.resetAtMs,
-  });
   // A refused call of cost 1 waits exactly for one more unit; for larger costs it is an upper bound only.
   const refusedOne = !d.allowed && cost === 1 ? ceilSeconds(d.retryAfterMs) : undefined;
   const untilReset = Math.max(0, d.resetAtMs - nowMs);
@@ -82,27 +79,27 @@ export function quotaView(input: HeaderInput, nowMs: number): QuotaView | undefi
     case 'fixed-window': {
       // The window ends at the reset when the window holds calls; otherwise it is computed from now.
       const end = d.resetAtMs > nowMs ? d.resetAtMs : (Math.floor(nowMs / p.windowMs) + 1) * p.windowMs;
-      return view('requests', exactSeconds(p.windowMs), ceilSeconds(end - nowMs));
+      return viewOf(d, 'requests', exactSeconds(p.windowMs), ceilSeconds(end - nowMs));
     }
     case 'sliding-log':
     case 'sliding-counter':
-      return view('requests', exactSeconds(p.windowMs), refusedOne);
+      return viewOf(d, 'requests', exactSeconds(p.windowMs), refusedOne);
     case 'token-bucket': {
       const intervalMs = refillIntervalUs(p.refillPerSecond) / 1000;
       // resetAtMs - now = time to refill every missing token; all but the first of them are whole intervals.
       const next = d.remaining >= p.capacity ? undefined : untilReset - (p.capacity - d.remaining - 1) * intervalMs;
-      return view('requests', exactSeconds((p.capacity / p.refillPerSecond) * 1000), next === undefined ? undefined : ceilSeconds(next));
+      return viewOf(d, 'requests', exactSeconds((p.capacity / p.refillPerSecond) * 1000), next === undefined ? undefined : ceilSeconds(next));
     }
     case 'leaky-bucket': {
       const intervalMs = refillIntervalUs(p.ratePerSecond) / 1000;
       // GCRA: remaining r means TAT - now lies in (tau - (r + 1)T, tau - rT]; one more unit once it drops to tau - rT.
       const next = d.remaining > p.burst ? undefined : untilReset - (p.burst - d.remaining) * intervalMs;
-      return view('requests', exactSeconds(((p.burst + 1) / p.ratePerSecond) * 1000), next === undefined ? undefined : ceilSeconds(next));
+      return viewOf(d, 'requests', exactSeconds(((p.burst + 1) / p.ratePerSecond) * 1000), next === undefined ? undefined : ceilSeconds(next));
     }
     case 'concurrency':
       // A slot frees when its holder releases it, which no decision can foresee: lease expiries
       // (and so a refusal's retry time) are only upper bounds, so no time is claimed.
-      return view('concurrent-requests', undefined, undefined);
+      return viewOf(d, 'concurrent-requests', undefined, undefined);
   }
 }
 

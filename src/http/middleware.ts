@@ -9,9 +9,10 @@ import { descriptorIdentity, type Rule, type Rules } from '../rules/index.js';
 import type { HeaderSelection } from '../headers/headers.js';
 import { HeaderPlan, plannedRetryAfter, resolveSelection, writePlannedHeaders, type PlannedDecision, type ResolvedSelection } from '../headers/header-plan.js';
 import { retryAfterSeconds } from '../headers/retry-after.js';
+import type { Decision } from '../limiters/decision.js';
 import type { Limiter, LimiterOptions } from '../limiters/limiter.js';
 import { IdentityCache } from './identity-cache.js';
-import { sendRefusalBody } from './refusal.js';
+import { sendRefusalWith } from './refusal.js';
 import { RefusalLog } from './refusal-log.js';
 import { requestInfo } from './request-info.js';
 import { RuleLimiters, checkRuleCost, decideRules, identityHash, outcomeOf, ruleKeyOptions, type RuleDecision } from './rule-decisions.js';
@@ -108,32 +109,44 @@ function policyMode(deps: MiddlewareDeps, input: PolicyInput | Policy, options: 
     }
     checkRuleCost(cost, limiter, name);
     const identity = identities.of(key);
-    limiter.limit(identity, { cost, sensitive: true }).then(
+    // Callbacks, not a promise: one decision per request, answered straight from the script's reply
+    // (or at once, when the deny cache refuses). `done` never throws: a batch is answered in one loop.
+    limiter.limitWith(
+      identity,
+      { cost, sensitive: true },
       (decision) => {
-        metrics?.recordRule(name, outcomeOf(decision, false));
-        const decided: PlannedDecision[] = [{ decision, plan, cost }];
-        if (!decision.allowed) {
-          refusals?.refused(name, identity, () => ({
-            rule: name,
-            identity: identityHash(identity, deps.hash),
-            rulesVersion: 'policy',
-            algorithm: limiter.policy.algorithm,
-            reason: decision.failure ?? 'limit_exceeded',
-          }));
-          refuse(res, decided, selection, name);
-          return;
+        try {
+          decided(res, next, decision, identity, cost);
+        } catch (error) {
+          next(error);
         }
-        writePlannedHeaders(setOn(res), decided, Date.now(), selection, undefined);
-        // A concurrency lease is held for the life of the response.
-        if (concurrency && decision.leaseId) {
-          const leaseId = decision.leaseId;
-          res.once('close', () => void limiter.release(identity, leaseId, { sensitive: true }).catch(() => undefined));
-        }
-        next();
       },
-      (error: unknown) => next(error),
+      next,
     );
   };
+
+  function decided(res: Response, next: NextFunction, decision: Decision, identity: string, cost: number): void {
+    metrics?.recordRule(name, outcomeOf(decision, false));
+    const planned: PlannedDecision[] = [{ decision, plan, cost }];
+    if (!decision.allowed) {
+      refusals?.refused(name, identity, () => ({
+        rule: name,
+        identity: identityHash(identity, deps.hash),
+        rulesVersion: 'policy',
+        algorithm: limiter.policy.algorithm,
+        reason: decision.failure ?? 'limit_exceeded',
+      }));
+      refuse(res, planned, selection, name);
+      return;
+    }
+    writePlannedHeaders(setOn(res), planned, Date.now(), selection, undefined);
+    // A concurrency lease is held for the life of the response.
+    if (concurrency && decision.leaseId) {
+      const leaseId = decision.leaseId;
+      res.once('close', () => void limiter.release(identity, leaseId, { sensitive: true }).catch(() => undefined));
+    }
+    next();
+  }
 }
 
 /** The rules a request matches, decided all-or-nothing (decideRules). */
@@ -196,8 +209,21 @@ function rulesMode(deps: MiddlewareDeps, source: RulesSource, options: Middlewar
 /** The 429: Retry-After always (a client told "no" is told when), the selected headers, the JSON body. */
 function refuse(res: Response, decided: readonly PlannedDecision[], selection: ResolvedSelection, rules: string): void {
   const retryAfter = plannedRetryAfter(decided) ?? retryAfterSeconds(0);
-  writePlannedHeaders(setOn(res), decided, Date.now(), selection.retryAfter ? selection : { ...selection, retryAfter: true }, retryAfter);
-  sendRefusalBody(res, retryAfter, undefined, `rate limit exceeded (${rules}); retry in ${retryAfter} s`);
+  const headers: string[] = [];
+  writePlannedHeaders((name, value) => void headers.push(name, value), decided, Date.now(), withRetryAfter(selection), retryAfter);
+  sendRefusalWith(res, headers, retryAfter, undefined, `rate limit exceeded (${rules}); retry in ${retryAfter} s`);
+}
+
+/** The selection with Retry-After on, made once per selection (a refusal always sends it). */
+const retryAfterOn = new WeakMap<ResolvedSelection, ResolvedSelection>();
+function withRetryAfter(selection: ResolvedSelection): ResolvedSelection {
+  if (selection.retryAfter) return selection;
+  let on = retryAfterOn.get(selection);
+  if (!on) {
+    on = Object.freeze({ ...selection, retryAfter: true });
+    retryAfterOn.set(selection, on);
+  }
+  return on;
 }
 
 function setOn(res: Response): (name: string, value: string) => void {

@@ -3,7 +3,7 @@
 // in one script call: src/limiters/all-or-nothing.ts); shadow rules always decide and count but never refuse.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors.js';
-import { limitAll } from '../limiters/all-or-nothing.js';
+import { limitAll, type AllDecisions, type LimitCall } from '../limiters/all-or-nothing.js';
 import type { Decision } from '../limiters/decision.js';
 import type { LimitCallOptions, Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
@@ -54,46 +54,66 @@ export class RuleLimiters {
  * node; on a cluster when `slotKey` puts them in the slot of one descriptor entry); across slots, each
  * is peeked and then charged, with the race docs/http-api.md describes. Shadow rules are charged and
  * counted independently and never refuse.
+ *
+ * Not an async function: this runs for every request, and each `await` of an async chain is one more
+ * promise and microtask. Without shadow rules the request waits on the one all-or-nothing promise only.
+ * A call it cannot make (a cost over a rule's limit, a closed instance) rejects, as an async function would.
  */
-export async function decideRules(
+export function decideRules(
   matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
   limiters: RuleLimiters,
   rulesVersion: string,
   cost = 1,
   slotKey?: string,
 ): Promise<{ allowed: boolean; results: RuleDecision[] }> {
-  const results: RuleDecision[] = matches.map((m) => ({
-    rule: m.rule,
-    entries: m.entries,
-    identity: descriptorIdentity(m.entries),
-    outcome: 'allowed' as RuleOutcome,
-  }));
-  const enforcing: RuleDecision[] = [];
-  const shadow: RuleDecision[] = [];
-  for (const r of results) {
-    r.limiter = limiters.of(r.rule, rulesVersion);
-    if (!r.limiter) continue; // unlimited
-    checkRuleCost(cost, r.limiter, r.rule.name);
-    (r.rule.shadowMode ? shadow : enforcing).push(r);
+  try {
+    const results: RuleDecision[] = new Array<RuleDecision>(matches.length);
+    for (let i = 0; i < matches.length; i++) {
+      const m = matches[i]!;
+      results[i] = { rule: m.rule, entries: m.entries, identity: descriptorIdentity(m.entries), outcome: 'allowed', decision: undefined, limiter: undefined };
+    }
+    const enforcing: RuleDecision[] = [];
+    let shadow: RuleDecision[] | undefined;
+    for (const r of results) {
+      r.limiter = limiters.of(r.rule, rulesVersion);
+      if (!r.limiter) continue; // unlimited
+      checkRuleCost(cost, r.limiter, r.rule.name);
+      if (r.rule.shadowMode) (shadow ??= []).push(r);
+      else enforcing.push(r);
+    }
+    // Without a slot key every rule's call has the same options: one object per request, not per rule.
+    const plain: LimitCallOptions = { cost, sensitive: true };
+    const optionsOf = (r: RuleDecision): LimitCallOptions => (slotKey === undefined ? plain : { cost, ...ruleKeyOptions(r.entries, slotKey) });
+    const shadowDone = shadow
+      ? Promise.all(
+          shadow.map((r) =>
+            r.limiter!.limit(r.identity, optionsOf(r)).then((d) => {
+              r.decision = d;
+            }),
+          ),
+        )
+      : undefined;
+    const calls: LimitCall[] = new Array<LimitCall>(enforcing.length);
+    for (let i = 0; i < enforcing.length; i++) {
+      const r = enforcing[i]!;
+      calls[i] = { limiter: r.limiter!, key: r.identity, options: optionsOf(r) };
+    }
+    const finish = (all: AllDecisions): { allowed: boolean; results: RuleDecision[] } => {
+      for (let i = 0; i < enforcing.length; i++) enforcing[i]!.decision = all.decisions[i];
+      let allowed = true;
+      for (const r of results) {
+        if (!r.decision) continue;
+        r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
+        if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
+      }
+      return { allowed, results };
+    };
+    const all = limitAll(calls);
+    if (!shadowDone) return all.then(finish);
+    return Promise.all([all, shadowDone]).then(([a]) => finish(a));
+  } catch (error) {
+    return Promise.reject(error);
   }
-  // Without a slot key every rule's call has the same options: one object per request, not per rule.
-  const plain: LimitCallOptions = { cost, sensitive: true };
-  const optionsOf = (r: RuleDecision): LimitCallOptions => (slotKey === undefined ? plain : { cost, ...ruleKeyOptions(r.entries, slotKey) });
-  const shadowDone = Promise.all(
-    shadow.map(async (r) => {
-      r.decision = await r.limiter!.limit(r.identity, optionsOf(r));
-    }),
-  );
-  const all = await limitAll(enforcing.map((r) => ({ limiter: r.limiter!, key: r.identity, options: optionsOf(r) })));
-  enforcing.forEach((r, i) => (r.decision = all.decisions[i]));
-  await shadowDone;
-  let allowed = true;
-  for (const r of results) {
-    if (!r.decision) continue;
-    r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
-    if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
-  }
-  return { allowed, results };
 }
 
 /**

@@ -29,12 +29,17 @@ export interface AllDecisions {
  * refuses refuses the request without a Redis call for it; the others are then only peeked.
  * Each limit keeps its own fail mode when Redis cannot decide, and its own metrics.
  */
-export async function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
-  if (calls.length === 0) return { allowed: true, decisions: [] };
-  if (calls.length === 1) return allOf([await calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options)]);
-  const prepared = calls.map((c) => c.limiter.prepare(c.key, c.options, true));
-  if (prepared.some((p) => !('entry' in p))) return peekUndenied(calls, prepared);
-  return send(calls, prepared as PreparedCall[]);
+export function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
+  // Not async: one promise per request (the script call's), not one more per await.
+  try {
+    if (calls.length === 0) return Promise.resolve({ allowed: true, decisions: [] });
+    if (calls.length === 1) return calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options).then((d) => allOf([d]));
+    const prepared = calls.map((c) => c.limiter.prepare(c.key, c.options, true));
+    if (prepared.some((p) => !('entry' in p))) return peekUndenied(calls, prepared);
+    return send(calls, prepared as PreparedCall[]);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** The `limits` script call of calls none of which the deny cache refuses. */
@@ -139,6 +144,8 @@ class AllCall extends Deadline implements ManyKeyCall {
 
 /** `{allowed 0|1, decision...}` with one decision per limit. */
 function isAllReply(reply: unknown, n: number): reply is [0 | 1, ...unknown[]] {
-  return Array.isArray(reply) && reply.length === n + 1 && (reply[0] === 0 || reply[0] === 1) && reply.slice(1).every(isDecisionReply);
+  if (!Array.isArray(reply) || reply.length !== n + 1 || (reply[0] !== 0 && reply[0] !== 1)) return false;
+  for (let i = 1; i <= n; i++) if (!isDecisionReply(reply[i])) return false;
+  return true;
 }
 

@@ -197,19 +197,35 @@ export class Limiter {
    * reply mapping and the fail mode (no async wrapper, no per-call timer): this runs for every request.
    */
   private decide(key: string, options: LimitCallOptions, record: boolean): Promise<Decision> {
+    return new Promise<Decision>((resolve, reject) => this.run(key, options, record, resolve, reject));
+  }
+
+  /**
+   * @internal `limit` with callbacks instead of a promise (the HTTP edge's per-request path: no
+   * promise, no reaction, no microtask). Exactly one of them is called, once: synchronously when the
+   * call cannot be made or the deny cache refuses it, else with the reply, the failure or the deadline.
+   * Neither may throw: a batch of decisions is answered in one loop.
+   */
+  limitWith(key: string, options: LimitCallOptions, done: (decision: Decision) => void, failed: (error: unknown) => void): void {
+    this.run(key, options, true, done, failed);
+  }
+
+  private run(key: string, options: LimitCallOptions, record: boolean, resolve: (decision: Decision) => void, reject: (error: unknown) => void): void {
     let prepared: Decision | PreparedCall;
     try {
       prepared = this.prepare(key, options, record);
     } catch (error) {
-      return Promise.reject(error);
+      reject(error);
+      return;
     }
-    if (!('entry' in prepared)) return Promise.resolve(prepared);
+    if (!('entry' in prepared)) {
+      resolve(prepared);
+      return;
+    }
     const { entry, args, leaseId, cost, stampMs } = prepared;
     const call = new DecisionCall(this, entry, args, leaseId, options.nowMs, this.ctx.observer ? performance.now() : 0, record, cost, stampMs);
-    const promise = new Promise<Decision>((resolve, reject) => {
-      call.resolve = resolve;
-      call.reject = reject;
-    });
+    call.resolve = resolve;
+    call.reject = reject;
     const { client, scripts } = this.ctx;
     const script = this.spec.script;
     if (client.status === 'ready') {
@@ -223,7 +239,6 @@ export class Limiter {
         (e: unknown) => call.onError(e),
       );
     }
-    return promise;
   }
 
   /**
@@ -352,24 +367,39 @@ class DecisionCall extends Deadline implements BatchableCall {
       this.limiter.lateReply(reply, this.record);
       return;
     }
+    // The decision is made inside the try, the caller told outside it: a caller's callback that threw
+    // must not be answered a second time (limitWith's callbacks are plain functions, not a promise).
+    let decision: Decision;
     try {
-      this.resolve(this.limiter.decisionOf(reply, this.leaseId, this.nowMs, this.started, this.entry, this.cost, this.stampMs));
+      decision = this.limiter.decisionOf(reply, this.leaseId, this.nowMs, this.started, this.entry, this.cost, this.stampMs);
     } catch (error) {
       this.reject(error);
+      return;
     }
+    this.resolve(decision);
   }
 
   onError(error: unknown): void {
     if (!this.settle()) return;
+    let decision: Decision;
     try {
-      this.resolve(this.limiter.failureOf(error, this.nowMs, this.started));
+      decision = this.limiter.failureOf(error, this.nowMs, this.started);
     } catch (e) {
       this.reject(e);
+      return;
     }
+    this.resolve(decision);
   }
 
   protected expire(): void {
-    this.resolve(this.limiter.failureOf(deadlineError('decision', this.limiter.policy.timeoutMs), this.nowMs, this.started));
+    let decision: Decision;
+    try {
+      decision = this.limiter.failureOf(deadlineError('decision', this.limiter.policy.timeoutMs), this.nowMs, this.started);
+    } catch (e) {
+      this.reject(e);
+      return;
+    }
+    this.resolve(decision);
   }
 }
 

@@ -20,8 +20,12 @@ export class Metrics {
   private readonly lateDecisions: Counter<'algorithm' | 'charged'>;
   private readonly beforeReady: Counter<'algorithm'>;
   private readonly denyCacheHits: Counter<'algorithm'>;
-  /** One counter child per (rule, outcome): prom-client hashes a label object on every inc() otherwise. */
-  private readonly decisionChildren = new Map<string, { inc(): void }>();
+  /**
+   * Decisions counted here per rule and outcome and added to the counter when it is read (its
+   * `collect`, at every scrape): prom-client hashes and validates the label object on every inc(),
+   * a child's too, and this runs for every rule of every request.
+   */
+  private readonly pendingDecisions = new Map<string, Map<RuleOutcome, { labels: { rule: string; outcome: RuleOutcome }; n: number }>>();
   private readonly laneDepth: Histogram<'queue'>;
   private readonly queueWaitSeconds: Histogram<'queue'>;
   private readonly startLatenessSeconds: Histogram<'queue'>;
@@ -45,7 +49,22 @@ export class Metrics {
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers: [this.registry] });
     const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
       new Histogram<L>({ name, help, labelNames, buckets, registers: [this.registry] });
-    this.decisions = counter('sluice_decisions_total', 'Decisions by rule (or queue:<name> for submits) and outcome', ['rule', 'outcome']);
+    const pending = this.pendingDecisions;
+    this.decisions = new Counter({
+      name: 'sluice_decisions_total',
+      help: 'Decisions by rule (or queue:<name> for submits) and outcome',
+      labelNames: ['rule', 'outcome'],
+      registers: [this.registry],
+      collect() {
+        for (const byOutcome of pending.values()) {
+          for (const slot of byOutcome.values()) {
+            if (slot.n === 0) continue;
+            this.inc(slot.labels, slot.n);
+            slot.n = 0;
+          }
+        }
+      },
+    });
     this.decisionSeconds = histogram('sluice_decision_duration_seconds', 'Time of one limiter decision, Redis round trip included', ['algorithm'], [
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
     ]);
@@ -110,13 +129,14 @@ export class Metrics {
 
   /** One decision of a rule (or a queue submit) as the HTTP layer saw it. */
   recordRule(rule: string, outcome: RuleOutcome): void {
-    const id = `${rule}\u0000${outcome}`;
-    let child = this.decisionChildren.get(id);
-    if (!child) {
-      child = this.decisions.labels({ rule, outcome });
-      this.decisionChildren.set(id, child);
+    let byOutcome = this.pendingDecisions.get(rule);
+    if (!byOutcome) {
+      byOutcome = new Map();
+      this.pendingDecisions.set(rule, byOutcome);
     }
-    child.inc();
+    const slot = byOutcome.get(outcome);
+    if (slot) slot.n++;
+    else byOutcome.set(outcome, { labels: { rule, outcome }, n: 1 });
   }
 
   recordRulesReload(result: 'applied' | 'refused'): void {

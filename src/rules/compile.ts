@@ -144,10 +144,14 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     matchRequest(req: RequestInfo, options?: DescriptorOptions): RequestMatch[] {
       if (!http) return [];
       const domain = http.rules.domain;
-      return requestDescriptors(req, options).flatMap((entries) => {
-        const rule = matchDescriptor(domain, entries);
-        return rule ? [{ domain, entries, rule }] : [];
-      });
+      const tree = trees.get(domain);
+      const out: RequestMatch[] = [];
+      if (!tree) return out;
+      for (const entries of http.descriptors(req, options)) {
+        const rule = walkTree(tree, entries);
+        if (rule) out.push({ domain, entries, rule });
+      }
+      return out;
     },
     routeOf: (method: string, path: string) => routes.match(method, path),
     requestSource: (source: string, req: RequestInfo, options?: DescriptorOptions) => sources.source(source, req, options),

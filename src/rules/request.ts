@@ -8,6 +8,7 @@ import type { RouteGroups } from '../request/route-groups.js';
 import type { DescriptorEntry } from './descriptor.js';
 import type { EntrySpec, HttpSpec } from './http-schema.js';
 import { SECRET_HEADER } from './queue-schema.js';
+import { SourceMemo } from './source-memo.js';
 
 /** Options of one mapping. */
 export interface DescriptorOptions {
@@ -58,21 +59,53 @@ export function compileHttp(
     templates: spec.descriptors,
   };
 
+  // Laid out once: each template entry's constant value, or the index of its source among the
+  // distinct sources the templates read (each read at most once per request, and only when needed).
+  const sourceNames: string[] = [];
+  const templates = rules.templates.map((template) =>
+    template.map((entry) => {
+      let at = -1;
+      if (entry.value === undefined) {
+        at = sourceNames.indexOf(entry.source!);
+        if (at < 0) at = sourceNames.push(entry.source!) - 1;
+      }
+      return { key: entry.key, value: entry.value, at, hash: entry.hash === true && entry.source !== 'api_key' && !isSecretSource(entry.source) };
+    }),
+  );
+  // The client network and the route group are pure functions of a few request fields: once per
+  // distinct address (and X-Forwarded-For) and per distinct method and path, not per request.
+  const networks = new SourceMemo();
+  const groups = new SourceMemo();
+  const readMemo = (source: string, req: RequestInfo, hash: (v: string) => string): string | undefined => {
+    if (source === 'ip') {
+      const forwarded = req.headers['x-forwarded-for'];
+      if (req.socketAddress !== undefined && typeof forwarded !== 'object') {
+        // An address never holds a newline: the key without a forwarded header cannot equal one with it.
+        const key = forwarded === undefined ? req.socketAddress : `${req.socketAddress}\n${forwarded}`;
+        return networks.of(key, () => readSource(source, req, rules, trusted, routes, hash));
+      }
+    } else if (source === 'route') {
+      return groups.of(`${req.method} ${req.path}`, () => readSource(source, req, rules, trusted, routes, hash));
+    }
+    return readSource(source, req, rules, trusted, routes, hash);
+  };
+  const UNREAD = Symbol('unread');
+
   const descriptors = (req: RequestInfo, options: DescriptorOptions = {}): DescriptorEntry[][] => {
     const hash = options.hash ?? defaultHash;
-    const cache = new Map<string, string | undefined>();
-    // Each source is read at most once per request, however many templates use it.
-    const read = (source: string): string | undefined => {
-      if (!cache.has(source)) cache.set(source, readSource(source, req, rules, trusted, routes, hash));
-      return cache.get(source);
-    };
+    const values: (string | undefined | typeof UNREAD)[] = new Array<string | undefined | typeof UNREAD>(sourceNames.length).fill(UNREAD);
     const out: DescriptorEntry[][] = [];
-    for (const template of rules.templates) {
+    for (const template of templates) {
       const entries: DescriptorEntry[] = [];
       for (const entry of template) {
-        let value = entry.value ?? read(entry.source!);
+        let value = entry.value;
+        if (value === undefined) {
+          let read = values[entry.at];
+          if (read === UNREAD) read = values[entry.at] = readMemo(sourceNames[entry.at]!, req, hash);
+          value = read;
+        }
         if (value === undefined) break;
-        if (entry.hash && entry.source !== 'api_key' && !isSecretSource(entry.source)) value = hash(value);
+        if (entry.hash) value = hash(value);
         entries.push({ key: entry.key, value });
       }
       if (entries.length === template.length) out.push(entries);

@@ -32,6 +32,10 @@ describe.each(TOPOLOGIES)('rules all-or-nothing (%s)', (topology) => {
 
   for (const slotKey of ['user', undefined]) {
     it(`slot_key ${slotKey ?? 'absent'}: a refusal charges no other enforcing rule; shadow rules count alone`, async () => {
+      // Connected first: a decision made before the client is ready waits for it within its deadline, and
+      // on a loaded machine a cluster's first connection can take longer (the shadow rule then answered
+      // fail-open, uncharged, and the second call's shadow decision was 'allowed').
+      await ctx.sluice.ready();
       const rules = parseRules(rulesText(slotKey), { filename: 'aon.yaml' });
       const limiters = new RuleLimiters((p) => ctx.sluice.limiter(p, { denyCache: true }));
       const user = `u-${slotKey ?? 'none'}`;

@@ -5,8 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RequestInfo } from '../../../src/request/request-info.js';
 import { parseRules } from '../../../src/rules/rules.js';
 
-const rules = parseRules(
-  `domains:
+const RULES_TEXT = `domains:
   - domain: api
     descriptors:
       - key: api_key
@@ -50,9 +49,8 @@ http:
     - [{ key: tenant, source: "header:X-Tenant" }]
     - [{ key: auth, source: "header:Authorization" }]
     - [{ key: global, value: all }]
-`,
-  { filename: 'rules.yaml' },
-);
+`;
+const rules = parseRules(RULES_TEXT, { filename: 'rules.yaml' });
 
 const sha = (v: string) => createHash('sha256').update(v).digest('base64url').slice(0, 22);
 const req = (over: Partial<RequestInfo> = {}): RequestInfo => ({ method: 'GET', path: '/v1/things', headers: {}, socketAddress: '203.0.113.7', ...over });
@@ -181,5 +179,35 @@ http: { domain: d, user: { header: X-User-Id, require_trusted_peer: false }, des
       { filename: 'r.yaml' },
     );
     expect(open.requestDescriptors({ method: 'GET', path: '/', headers: { 'x-user-id': 'alice' }, socketAddress: '203.0.113.7' })).toEqual([[{ key: 'user', value: 'alice' }]]);
+  });
+});
+
+describe('the memo of the client network and the route group', () => {
+  // One compiled rules object remembers each address's network and each path's group: whatever came
+  // before, a request gets what a freshly compiled copy (no memory) gives it.
+  const fresh = () => parseRules(RULES_TEXT, { filename: 'rules.yaml' });
+  const requests: RequestInfo[] = [
+    req(),
+    req({ socketAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.9' } }),
+    req({ socketAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.10, 10.1.2.3' } }),
+    req({ socketAddress: '127.0.0.1' }),
+    req({ socketAddress: '127.0.0.1', headers: { 'x-forwarded-for': ['198.51.100.11', '10.0.0.1'] } }),
+    req({ socketAddress: '203.0.113.7', headers: { 'x-forwarded-for': '198.51.100.9' } }),
+    req({ socketAddress: undefined }),
+    req({ socketAddress: '2001:db8::1' }),
+    req({ socketAddress: '2001:db8::2' }),
+    req({ method: 'POST', path: '/v1/orders' }),
+    req({ method: 'post', path: '/v1/orders/7?x=1' }),
+    req({ method: 'POST', path: '/v1/order' }),
+    req({ method: 'GET', path: '/v1/orders' }),
+  ];
+  it('answers every request as a compiled copy without memory does, in any order', () => {
+    const expected = requests.map((r) => fresh().requestDescriptors(r));
+    for (let round = 0; round < 3; round++) {
+      const order = requests.map((_, i) => i);
+      if (round === 1) order.reverse();
+      if (round === 2) order.sort((a, b) => ((a * 7) % 13) - ((b * 7) % 13));
+      for (const i of order) expect(rules.requestDescriptors(requests[i]!)).toEqual(expected[i]);
+    }
   });
 });
