@@ -48,6 +48,8 @@ export interface DispatcherDeps {
 
 export class Dispatcher {
   private users = 0;
+  /** Of those, workers of this process. */
+  private workers = 0;
   private loop: Promise<void> | undefined;
   private stopping = false;
   private subscriber: Redis | Cluster | undefined;
@@ -60,9 +62,14 @@ export class Dispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {}
 
-  /** One more user (a worker, a schedule() call): the loop runs while there is one. */
-  acquire(): void {
+  /**
+   * One more user (a worker, a schedule() call): the loop runs while there is one. Back-pressure
+   * applies while a worker of this process uses it: a process that only waits for schedule() calls
+   * would otherwise be held up by jobs handed out that no worker takes (the workers are down).
+   */
+  acquire(worker = false): void {
     this.users++;
+    if (worker) this.workers++;
     if (!this.loop) {
       this.stopping = false;
       this.loop = this.run();
@@ -72,12 +79,14 @@ export class Dispatcher {
   /** Stops the loop whoever still uses it (the throttle is closing). */
   async close(): Promise<void> {
     this.users = 1;
+    this.workers = 0;
     await this.release();
   }
 
-  /** One user fewer; the last one stops the loop (and waits for its round to end). */
-  async release(): Promise<void> {
+  /** One user fewer (`worker`: as it was acquired); the last one stops the loop (and waits for its round to end). */
+  async release(worker = false): Promise<void> {
     this.users = Math.max(0, this.users - 1);
+    if (worker) this.workers = Math.max(0, this.workers - 1);
     if (this.users > 0) return;
     if (!this.loop) {
       await this.queue?.close().catch(() => undefined);
@@ -121,7 +130,7 @@ export class Dispatcher {
         // Back-pressure: the workers are behind while many jobs handed out wait to be taken, and a
         // job taken after its instant goes back to its lane. Handing out more then only makes every
         // job late (measured: no start at all, thousands of hand-backs per second); this waits instead.
-        room = Math.min(room, MAX_OUTSTANDING - (await this.outstanding()));
+        if (this.workers > 0) room = Math.min(room, MAX_OUTSTANDING - (await this.outstanding()));
         if (room <= 0) {
           await sleep(BEHIND_MS);
           continue;
