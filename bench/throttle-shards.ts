@@ -91,7 +91,8 @@ async function measured(t: Topology, phase: () => Promise<{ ops: number; elapsed
 async function throttlePhases(t: Topology) {
   const prefix = `bsh${t.shards}`;
   // 10/s: slower than one start per dispatch horizon. Faster lanes with a deep backlog on 2 loaded cores
-  // send most jobs back late (a lane's successor was handed out already) and start almost nothing.
+  // used to send most jobs back late (a lane's successor was handed out already) and start almost
+  // nothing, until the dispatchers' back-pressure (bench/late-handback.ts).
   const config: ThrottleConfigInput = { ratePerSecond: 10, capacity: 1000, keepCompleted: { count: 0 }, submitTimeoutMs: 30_000, shards: t.shards };
   const sluice: Sluice = createSluice({ redis: t.target as never, prefix });
   const key = identityOf(lanes);

@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { ThrottleKeys } from './keys.js';
 import type { DispatchReply, LaneScripts } from './lane-scripts.js';
+import { redisClock, wallMs } from './redis-clock.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -20,6 +21,16 @@ export const PARK_MS = 3_600_000;
 
 /** Jobs one round may hand out: keeps each script call short. */
 const MAX_JOBS_PER_ROUND = 256;
+/**
+ * Jobs handed out and not yet taken by a worker (its start call), in all processes, beyond which no
+ * round hands out more: about what one loaded process takes within the delivery allowance (10 ms).
+ * `bench/late-handback.ts` measured 32 against 64, 100 and 256 (one round, no bound).
+ */
+const MAX_OUTSTANDING = 32;
+/** While that many are out, the loop looks again this often (ms). */
+const BEHIND_MS = 2;
+/** A dispatched entry this long past its start is lost or very late (lane repair's to bring back): not counted (µs). */
+const FORGOTTEN_US = 1_000_000;
 /** With nothing queued, the loop looks again at least this often (ms), woken or not. */
 const IDLE_MS = 250;
 /** After a failed round (Redis away), the next one comes this much later (ms). */
@@ -37,6 +48,8 @@ export interface DispatcherDeps {
 
 export class Dispatcher {
   private users = 0;
+  /** Of those, workers of this process. */
+  private workers = 0;
   private loop: Promise<void> | undefined;
   private stopping = false;
   private subscriber: Redis | Cluster | undefined;
@@ -49,9 +62,14 @@ export class Dispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {}
 
-  /** One more user (a worker, a schedule() call): the loop runs while there is one. */
-  acquire(): void {
+  /**
+   * One more user (a worker, a schedule() call): the loop runs while there is one. Back-pressure
+   * applies while a worker of this process uses it: a process that only waits for schedule() calls
+   * would otherwise be held up by jobs handed out that no worker takes (the workers are down).
+   */
+  acquire(worker = false): void {
     this.users++;
+    if (worker) this.workers++;
     if (!this.loop) {
       this.stopping = false;
       this.loop = this.run();
@@ -61,12 +79,14 @@ export class Dispatcher {
   /** Stops the loop whoever still uses it (the throttle is closing). */
   async close(): Promise<void> {
     this.users = 1;
+    this.workers = 0;
     await this.release();
   }
 
-  /** One user fewer; the last one stops the loop (and waits for its round to end). */
-  async release(): Promise<void> {
+  /** One user fewer (`worker`: as it was acquired); the last one stops the loop (and waits for its round to end). */
+  async release(worker = false): Promise<void> {
     this.users = Math.max(0, this.users - 1);
+    if (worker) this.workers = Math.max(0, this.workers - 1);
     if (this.users > 0) return;
     if (!this.loop) {
       await this.queue?.close().catch(() => undefined);
@@ -105,8 +125,17 @@ export class Dispatcher {
     while (!this.stopping) {
       let reply: DispatchReply;
       this.woken = false;
+      let room = MAX_JOBS_PER_ROUND;
       try {
-        reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND);
+        // Back-pressure: the workers are behind while many jobs handed out wait to be taken, and a
+        // job taken after its instant goes back to its lane. Handing out more then only makes every
+        // job late (measured: no start at all, thousands of hand-backs per second); this waits instead.
+        if (this.workers > 0) room = Math.min(room, MAX_OUTSTANDING - (await this.outstanding()));
+        if (room <= 0) {
+          await sleep(BEHIND_MS);
+          continue;
+        }
+        reply = await this.deps.lanes.dispatch(room);
         await this.handOut(reply);
         if (this.waiters.size > 0) await this.lookForWaiters();
       } catch (error) {
@@ -115,13 +144,21 @@ export class Dispatcher {
         await sleep(RETRY_MS);
         continue;
       }
-      if (reply.jobs.length >= MAX_JOBS_PER_ROUND) continue;
+      if (reply.jobs.length >= room) continue;
       // Come back as soon as the next start enters the horizon: a round that comes late (a busy event
       // loop, a loaded machine) still finds it ahead of it, by up to the horizon less the delivery time.
       let waitMs = reply.nextUs === 0 ? IDLE_MS : (reply.nextUs - this.deps.horizonUs - reply.nowUs) / 1000 + 1;
       if (this.waiters.size > 0) waitMs = Math.min(waitMs, 10);
       await this.pause(Math.min(IDLE_MS, Math.max(1, waitMs)));
     }
+  }
+
+  /** Jobs handed out whose worker has not asked for their start yet (not counting ones lost long ago). */
+  private async outstanding(): Promise<number> {
+    // Redis's clock as this process knows it (the local one until a start call taught it the offset).
+    const offsetMs = Number.isFinite(redisClock.offsetMs) ? redisClock.offsetMs : 0;
+    const nowUs = Math.round((wallMs() + offsetMs) * 1000);
+    return this.deps.client.zcount(this.deps.keys.dispatched, String(nowUs - FORGOTTEN_US), '+inf');
   }
 
   /** BullMQ jobs go from the parked set to the wait list; in-process ones resolve their waiter here. */

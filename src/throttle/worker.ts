@@ -124,7 +124,7 @@ export class ThrottleWorker {
     await this.started.catch(() => undefined);
     await this.allocating?.shareAllocator?.release();
     const shards = this.dispatching.splice(0);
-    await Promise.all(shards.map((t) => t.dispatcher.release()));
+    await Promise.all(shards.map((t) => t.dispatcher.release(true)));
     await Promise.all(this.workers.map((w) => w.close()));
     // Its callback deliveries stop with it (one in flight finishes; the rest wait in Redis for another process).
     await Promise.all(shards.map((t) => t.callbacks.close()));
@@ -164,7 +164,7 @@ export class ThrottleWorker {
     // not by the first job's start call (which would then come late for its instant).
     await client.exists(throttle.keys.global).catch(() => undefined);
     if (this.closing) return;
-    throttle.dispatcher.acquire();
+    throttle.dispatcher.acquire(true);
     this.dispatching.push(throttle);
     const observer = this.ctx.observer;
     // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
