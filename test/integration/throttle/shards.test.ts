@@ -9,6 +9,7 @@ import type { ThrottledJob } from '../../../src/index.js';
 import { shardOfLane } from '../../../src/throttle/shards.js';
 import { ThrottleKeys } from '../../../src/throttle/keys.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
+import { lanesInShard } from '../../helpers/shard-lanes.js';
 import { ThrottleProc, until, type SubmitReply } from '../../helpers/throttle-procs.js';
 
 const SHARDS = 3;
@@ -16,13 +17,7 @@ const CAPACITY = 23;
 
 /** Short keys (their own lane ids) in shard 0, 1 and 2. */
 function keysPerShard(prefix: string): string[] {
-  const out: string[] = [];
-  for (let s = 0; s < SHARDS; s++) {
-    let i = 0;
-    while (shardOfLane(`${prefix}${i}`, SHARDS) !== s) i++;
-    out.push(`${prefix}${i}`);
-  }
-  return out;
+  return Array.from({ length: SHARDS }, (_, s) => lanesInShard(s, 1, prefix, SHARDS)[0]!);
 }
 
 describe('sharded throttle on a 3-master cluster', () => {
@@ -154,11 +149,7 @@ describe('sharded throttle on a 3-master cluster', () => {
     const sluice = backend.sluice();
     const throttle = sluice.throttle('cap', { ratePerSecond: 20, capacity: 50, globalRatePerSecond: 100, shards: SHARDS });
     // Lanes of shard 0 (one) and shard 1 (nine); no worker runs, so they stay busy.
-    const inShard = (s: number, n: number) => {
-      const out: string[] = [];
-      for (let i = 0; out.length < n; i++) if (shardOfLane(`c${i}`, SHARDS) === s) out.push(`c${i}`);
-      return out;
-    };
+    const inShard = (s: number, n: number) => lanesInShard(s, n, 'c', SHARDS);
     for (const key of [...inShard(0, 1), ...inShard(1, 9)]) expect((await throttle.submit(key, {})).admitted).toBe(true);
     const allocator = throttle.shareAllocator!;
     expect((await allocator.read()).map((s) => [s.busyLanes, Math.round(s.demand)])).toEqual([

@@ -5,8 +5,8 @@
 // rate (the cap shared as by one dispatcher), not shard 0's lane its full rate and shard 1's lanes a
 // ninth of the rest (what an equal split of the cap would give). Phase 2: five lanes of shard 2 join.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOfLane } from '../../../src/throttle/shards.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
+import { lanesInShard } from '../../helpers/shard-lanes.js';
 import { ThrottleProc, maxInWindow, until } from '../../helpers/throttle-procs.js';
 
 const SHARDS = 3;
@@ -16,11 +16,7 @@ const LANE_RATE = 20;
 const EPSILON = SHARDS;
 const config = { ratePerSecond: LANE_RATE, capacity: 500, globalRatePerSecond: CAP, shards: SHARDS };
 
-function lanesOf(shard: number, n: number, prefix: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; out.length < n; i++) if (shardOfLane(`${prefix}${i}`, SHARDS) === shard) out.push(`${prefix}${i}`);
-  return out;
-}
+const lanesOf = (shard: number, n: number, prefix: string): string[] => lanesInShard(shard, n, prefix, SHARDS);
 
 describe('sharded global cap', () => {
   let backend: Backend;
