@@ -274,6 +274,7 @@ export class ThrottleWorker {
     if (!outcome.started) {
       // No start for it now: parked, then back in its lane (in that order: the dispatcher
       // may promote it the moment it is back), until the dispatcher hands it out again.
+      throttle.dispatcher.behind();
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: 'rate' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs });
