@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { ThrottleKeys } from './keys.js';
 import type { DispatchReply, LaneScripts } from './lane-scripts.js';
-import { redisClock, wallMs } from './redis-clock.js';
+import { redisClock } from './redis-clock.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -172,10 +172,7 @@ export class Dispatcher {
 
   /** Jobs handed out whose worker has not asked for their start yet (not counting ones lost long ago). */
   private async outstanding(): Promise<number> {
-    // Redis's clock as this process knows it (the local one until a start call taught it the offset).
-    const offsetMs = Number.isFinite(redisClock.offsetMs) ? redisClock.offsetMs : 0;
-    const nowUs = Math.round((wallMs() + offsetMs) * 1000);
-    return this.deps.client.zcount(this.deps.keys.dispatched, String(nowUs - FORGOTTEN_US), '+inf');
+    return this.deps.client.zcount(this.deps.keys.dispatched, String(redisClock.nowUs() - FORGOTTEN_US), '+inf');
   }
 
   /** BullMQ jobs go from the parked set to the wait list; in-process ones resolve their waiter here. */

@@ -31,6 +31,12 @@ export class RedisClock {
     return Math.min(this.current, this.previous);
   }
 
+  /** Redis's clock now (µs) as this process knows it: the local one until a round trip taught the offset. */
+  nowUs(): number {
+    const offsetMs = Number.isFinite(this.offsetMs) ? this.offsetMs : 0;
+    return Math.round((wallMs() + offsetMs) * 1000);
+  }
+
   /** The local wall-clock ms of a Redis instant (µs), at most a request's latency early. */
   toLocal(redisUs: number): number {
     return redisUs / 1000 - this.offsetMs;

@@ -10,6 +10,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
 import type { ThrottleKeys } from './keys.js';
+import { redisClock } from './redis-clock.js';
 import { divideCap } from './shares.js';
 import { sleep } from './sleep.js';
 
@@ -76,7 +77,7 @@ export class ShareAllocator {
 
   /** Each shard's demand and current share, read from Redis. */
   async read(): Promise<ShardShare[]> {
-    const nowUs = Date.now() * 1000;
+    const nowUs = redisClock.nowUs();
     return Promise.all(
       this.shards.map(async ({ keys, timing }) => {
         const r = (await this.scripts.run('throttle-demand', { busy: keys.busy, global: keys.global }, {
@@ -97,7 +98,8 @@ export class ShareAllocator {
   async divide(): Promise<number[]> {
     const now = await this.read();
     const shares = divideCap(this.cap, now.map((s) => s.demand));
-    const until = () => String((Date.now() + SHARE_TTL_MS) * 1000);
+    // Compared with Redis TIME by the scripts: written on Redis's clock as this process knows it.
+    const until = () => String(redisClock.nowUs() + SHARE_TTL_MS * 1000);
     const write = (i: number) => this.client.hset(this.shards[i]!.keys.global, 'xi', String(Math.round(1e6 / shares[i]!)), 'xe', until());
     const raised = shares.map((s, i) => (s > now[i]!.share ? i : -1)).filter((i) => i >= 0);
     const lowered = shares.map((_, i) => i).filter((i) => !raised.includes(i));

@@ -98,6 +98,8 @@ export class Throttle {
   private readonly variants: LaneVariants;
   private queue: Queue<JobData> | undefined;
   private preparing: Promise<void> | undefined;
+  /** A sharded throttle's configuration is in Redis (prepare() succeeded once): its submits go straight to a shard. */
+  private published = false;
   private dispatcherCache: Dispatcher | undefined;
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
@@ -276,7 +278,11 @@ export class Throttle {
     const laneId = this.keys.laneId(key, options);
     if (this.shardList) {
       // The configuration is published under the throttle's own tag too: workers elsewhere find the shards there.
-      await this.withinDeadline('submit', () => this.prepare());
+      // Until it is published (a deadline timer per submit after that would be work for nothing).
+      if (!this.published) {
+        await this.withinDeadline('submit', () => this.prepare());
+        this.published = true;
+      }
       return this.forLane(laneId).submit(key, payload, options);
     }
     const plan = this.planName(options.plan);
