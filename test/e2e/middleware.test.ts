@@ -103,6 +103,9 @@ describe('decisionMiddleware(sluice, { rules })', () => {
           - key: ip
             name: export-concurrency
             policy: { algorithm: concurrency, limit: 1, lease: 1m }
+            # These tests are about leases: a decision past the default 200 ms deadline on a loaded CI
+            # machine would fail open (no lease) and let the second request into the handler, where it waits.
+            timeout: 10s
       - key: route
         value: search
         descriptors:
