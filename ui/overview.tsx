@@ -25,6 +25,7 @@ export function QueueFigures({ q }: { q: QueueOverview }) {
       <Figure name="failed" label="failed" value={q.live.failed} />
       <Figure name="busyLanes" label="busy lanes" value={q.live.busyLanes} />
       <Figure name="globalCap" label="global cap in use" value={gc ? `${Math.round(gc.inUse * 100)}% of ${gc.ratePerSecond}/s` : 'none'} />
+      {gc?.shards && <Figure name="shardShares" label="cap per shard" value={gc.shards.map((s) => s.share).join(' / ') + ' /s'} />}
     </dl>
   );
 }

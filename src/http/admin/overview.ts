@@ -30,10 +30,11 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
       ]);
     }),
   );
-  const [control, figures, overrides] = await Promise.all([
+  const [control, figures, overrides, shares] = await Promise.all([
     ctx.store.control(throttle.keys),
     readFigures(redis, ctx.keys, throttle.keys, now),
     redis.hlen(ctx.keys.overrides(throttle.keys)),
+    throttle.shareAllocator?.read(),
   ]);
   const counts: Record<string, number> = {};
   for (const [c] of shards) for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v;
@@ -70,6 +71,7 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
               ratePerSecond: c.globalRatePerSecond,
               inUse: figures.startedLast1s / c.globalRatePerSecond,
               ...(globalBookedMs !== undefined && globalBookedMs > now ? { bookedUntil: iso(globalBookedMs) } : {}),
+              ...(shares ? { shards: shares.map((s, shard) => ({ shard, ...s })) } : {}),
             },
           }
         : {}),

@@ -78,7 +78,26 @@ export const queueOverviewSchema = z.object({
     pausedUntil: iso.optional(),
     draining: z.boolean(),
     /** With a global cap: the share of it used in the last whole second (0..1+), and until when its meter is booked. */
-    globalCap: z.object({ ratePerSecond: z.number(), inUse: z.number(), bookedUntil: iso.optional() }).optional(),
+    globalCap: z
+      .object({
+        ratePerSecond: z.number(),
+        inUse: z.number(),
+        bookedUntil: iso.optional(),
+        /** A sharded throttle: how the cap is divided now, shard by shard (docs/algorithms.md, "A throttle across a cluster"). */
+        shards: z
+          .array(
+            z.object({
+              shard: z.number().int(),
+              busyLanes: z.number().int(),
+              /** The sum of its busy lanes' own rates (cost units per second). */
+              demand: z.number(),
+              /** Its share of the cap now (starts per second): the allocator's, or the equal split when none holds. */
+              share: z.number().int(),
+            }),
+          )
+          .optional(),
+      })
+      .optional(),
     overrides: z.number().int(),
   }),
 });

@@ -1,6 +1,7 @@
 // A queue of the rules file split into shards (`shards: 3`) behind the HTTP API, on a 3-master cluster:
 // submits of keys in every shard answer 202 with ids naming their shard; status (long-poll), the event
-// stream and cancel find each job in its shard; an id naming no shard is 404.
+// stream and cancel find each job in its shard; an id naming no shard is 404; the admin overview shows
+// how the global cap is divided among the shards, by their demand.
 import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,12 +30,13 @@ let backend: Backend;
 let sluice: Sluice;
 let server: Server;
 let base: string;
+const TOKEN = 'sharded-queue-admin-token-0001';
 
 beforeAll(async () => {
   backend = await startBackend('cluster');
   sluice = backend.sluice();
   const rules = parseRules(RULES, { filename: 'rules.yaml' });
-  const app = createApp({ sluice, rules: { current: () => rules }, metrics: new Metrics(), logger: pino({ level: 'silent' }) });
+  const app = createApp({ sluice, rules: { current: () => rules }, metrics: new Metrics(), logger: pino({ level: 'silent' }), adminToken: TOKEN });
   server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -85,5 +87,38 @@ describe('a sharded queue over HTTP', () => {
       expect((await fetch(`${base}/v1/queues/idle/jobs/${ids[2]}`)).status).toBe(404);
       await submit('idle', key, 'again');
     }
+  });
+
+  it("the admin overview shows each shard's demand and share of the global cap", async () => {
+    const overview = async () => {
+      const res = await fetch(`${base}/v1/admin/queues`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { queues: { name: string; live: { globalCap?: { shards?: { shard: number; busyLanes: number; demand: number; share: number }[] } } }[] };
+      return body.queues.find((q) => q.name === 'work')!.live.globalCap!.shards!;
+    };
+    // Uncapped queues show none.
+    const all = (await (await fetch(`${base}/v1/admin/queues`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { queues: { name: string; live: { globalCap?: unknown } }[] };
+    expect(all.queues.find((q) => q.name === 'idle')!.live.globalCap).toBeUndefined();
+    // Nothing busy: every share sums to at most the cap, each at least 1.
+    const idle = await overview();
+    expect(idle.map((s) => s.shard)).toEqual([0, 1, 2]);
+    expect(idle.reduce((a, s) => a + s.share, 0)).toBeLessThanOrEqual(30);
+    // Shard 1 alone busy (5 lanes of 10 jobs at their own 50/s, far above the cap of 30): the allocator
+    // (the worker's process holds its lease) gives it the cap less one start per second for each other shard.
+    const busyKeys: string[] = [];
+    for (let i = 0; busyKeys.length < 5; i++) if (shardOfLane(`busy${i}`, 3) === 1) busyKeys.push(`busy${i}`);
+    for (const key of busyKeys) for (let i = 0; i < 10; i++) await submit('work', key, { n: i });
+    let shards = await overview();
+    for (let t = 0; t < 100 && !(shards[1]!.busyLanes > 0 && shards[1]!.share === 28); t++) {
+      await new Promise((r) => setTimeout(r, 20));
+      shards = await overview();
+    }
+    expect(shards[1]!.share).toBe(28);
+    expect(shards[1]!.demand).toBe(50 * shards[1]!.busyLanes);
+    expect(shards.map((s) => [s.shard, s.busyLanes > 0, s.share])).toEqual([
+      [0, false, 1],
+      [1, true, 28],
+      [2, false, 1],
+    ]);
   });
 });
