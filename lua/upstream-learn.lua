@@ -14,6 +14,10 @@
 -- ARGV[8]  resetUs: µs until the budget is whole again (kind budget)
 -- ARGV[9]  startedUs: the start instant of the call that was answered (kind throttled)
 -- ARGV[10]  increaseSteps: successes that add back the configured rate once (additive increase)
+-- ARGV[11]  shards: the throttle's shards (1: not sharded); a queue budget is then the whole queue's,
+--           and this shard takes the part its share of the cap (`xi` while `xe` holds) is of the cap,
+--           else an equal part, at least 1 while anything is left
+-- ARGV[12]  capPerSecond: the throttle's global cap in starts per second (0: none)
 -- returns {written 0|1, ui, ue, um}: the state after the call (all 0 for a lane that does not exist)
 -- @include now
 
@@ -21,7 +25,7 @@ local now = now_us(ARGV[1])
 local key = KEYS[1]
 local lane = ARGV[6] == '1'
 if lane and redis.call('EXISTS', key) == 0 then return {0, 0, 0, 0} end
-local st = redis.call('HMGET', key, 'ui', 'ue', 'um', 'i')
+local st = redis.call('HMGET', key, 'ui', 'ue', 'um', 'i', 'xi', 'xe')
 local configured = tonumber(ARGV[3])
 -- A lane is paced by its own interval (its plan, or an operator's override): learning never goes below it.
 if lane and st[4] then configured = tonumber(st[4]) end
@@ -37,7 +41,18 @@ local kind = ARGV[2]
 if kind == 'budget' then
   -- The upstream's own word: spread what is left over the time until the reset, never faster than configured.
   local reset = tonumber(ARGV[8])
-  ui = math.max(configured, math.floor(reset / math.max(1, tonumber(ARGV[7]))))
+  local remaining = tonumber(ARGV[7])
+  local shards = tonumber(ARGV[11] or 1)
+  if not lane and shards > 1 and remaining > 0 then
+    local xi, cap = tonumber(st[5] or 0), tonumber(ARGV[12] or 0)
+    if cap > 0 and xi > 0 and tonumber(st[6] or 0) > now then
+      -- Shares are whole starts per second, written as µs between starts: read back as the whole number.
+      remaining = math.max(1, math.floor(remaining * math.floor(1e6 / xi + 0.5) / cap))
+    else
+      remaining = math.max(1, math.floor(remaining / shards))
+    end
+  end
+  ui = math.max(configured, math.floor(reset / math.max(1, remaining)))
   ue = now + reset
   um = 0
 elseif kind == 'throttled' then

@@ -63,7 +63,7 @@ export const SCRIPT_TABLE = {
   },
   'upstream-learn': {
     keys: ['state'],
-    argv: ['now', 'kind', 'configuredUs', 'floorUs', 'holdUs', 'lane', 'remaining', 'resetUs', 'startedUs', 'increaseSteps'],
+    argv: ['now', 'kind', 'configuredUs', 'floorUs', 'holdUs', 'lane', 'remaining', 'resetUs', 'startedUs', 'increaseSteps', 'shards', 'capPerSecond'],
   },
   'admin-lanes-page': { keys: ['busy'], argv: ['pageSize', 'afterDepth', 'afterLane'] },
   'admin-lane-resume': { keys: ['lane', 'waiting', 'ready', 'wake'], argv: ['now', 'laneId', 'marginPpm'] },

@@ -75,6 +75,8 @@ export async function runLearn(scripts: ScriptRegistry, stateKey: string, event:
         resetUs: event.kind === 'budget' ? event.resetUs : 0,
         startedUs: event.kind === 'throttled' ? event.startedUs : 0,
         increaseSteps: a.increaseSteps,
+        shards: a.shards ?? 1,
+        capPerSecond: a.capPerSecond ?? 0,
       },
     ),
     4,
@@ -117,11 +119,19 @@ export class UpstreamLearner {
     if (!this.enabled) return { event: 'ignored', scope };
     const event = eventOf(report, startedUs);
     const lane = scope === 'lane';
-    const args = { configuredUs: this.configuredUs(scope), floorUs: this.floorUs, holdUs: AIMD_HOLD_MS * 1000, lane, increaseSteps: AIMD_INCREASE_STEPS };
-    // A sharded throttle's shards each pace by what they learn: a queue's budget is split evenly among them
-    // (each spends remaining / shards until the reset), so together they never spend more than it.
-    const learnt = !lane && this.shards > 1 && event.kind === 'budget' && event.remaining > 0 ? { ...event, remaining: Math.max(1, Math.floor(event.remaining / this.shards)) } : event;
-    const result = await runLearn(this.scripts, lane ? this.keys.lane(laneId) : this.keys.global, learnt, args, now);
+    // A sharded throttle's shards each pace by what they learn: a queue's budget is divided among them
+    // as the cap is (the script takes this shard's part: its share of the cap, else an equal part), so
+    // together they never spend more than it, and a busy shard is not held to an idle one's part.
+    const args = {
+      configuredUs: this.configuredUs(scope),
+      floorUs: this.floorUs,
+      holdUs: AIMD_HOLD_MS * 1000,
+      lane,
+      increaseSteps: AIMD_INCREASE_STEPS,
+      shards: this.shards,
+      capPerSecond: this.config.globalRatePerSecond ?? 0,
+    };
+    const result = await runLearn(this.scripts, lane ? this.keys.lane(laneId) : this.keys.global, event, args, now);
     // Nothing may start before the budget is back (a used-up budget), nor before a Retry-After: the
     // learned interval spaces starts from the last one, a pause holds them until an instant.
     const hold = Math.max(event.kind === 'budget' && event.remaining === 0 ? event.resetUs / 1000 : 0, finite(report.retryAfterMs, MAX_RETRY_AFTER_MS) ?? 0);

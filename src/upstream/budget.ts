@@ -4,6 +4,10 @@
 //
 // * A budget (remaining units, time to reset) sets ui = resetUs / max(1, remaining): what is left
 //   lasts until the reset. Never below the configured interval; no floor (the upstream said so).
+//   On a shard of a sharded throttle (queue scope) `remaining` is the whole queue's: the shard takes
+//   the part of it its share of the global cap is of the cap (`xi`, while `xe` holds), else an equal
+//   part; at least 1 while anything is left. The parts sum to at most what is left (plus one per shard
+//   when fewer units are left than shards).
 // * A 429 without a budget halves the rate (ui x 2) down to the floor, remembering the interval
 //   that drew it (um); the decrease holds `holdUs`, then the configured rate is tried again. Only
 //   one decrease per overshoot: a 429 of a call started before the last decrease is ignored.
@@ -18,6 +22,9 @@ export interface LearnState {
   um: number;
   /** The lane's own interval (lane hashes only). */
   i?: number | undefined;
+  /** A shard's share of the global cap: µs between starts, and until when it holds (global hashes of shards only). */
+  xi?: number | undefined;
+  xe?: number | undefined;
 }
 
 export type LearnEvent = { kind: 'budget'; remaining: number; resetUs: number } | { kind: 'throttled'; startedUs: number } | { kind: 'ok' };
@@ -30,6 +37,10 @@ export interface LearnArgs {
   holdUs: number;
   lane: boolean;
   increaseSteps: number;
+  /** The throttle's shards (1 or absent: not sharded). */
+  shards?: number | undefined;
+  /** The throttle's global cap, starts per second (0 or absent: none): a shard's part of a budget is its share of it. */
+  capPerSecond?: number | undefined;
 }
 
 export interface LearnResult {
@@ -56,7 +67,8 @@ export function learn(state: LearnState, event: LearnEvent, a: LearnArgs): { res
   const live = ue > a.nowUs;
   if (!live) [ui, ue, um] = [configured, a.nowUs, 0];
   if (event.kind === 'budget') {
-    ui = Math.max(configured, Math.floor(event.resetUs / Math.max(1, event.remaining)));
+    const remaining = a.lane ? event.remaining : shardPart(event.remaining, state, a);
+    ui = Math.max(configured, Math.floor(event.resetUs / Math.max(1, remaining)));
     ue = a.nowUs + event.resetUs;
     um = 0;
   } else if (event.kind === 'throttled') {
@@ -72,6 +84,17 @@ export function learn(state: LearnState, event: LearnEvent, a: LearnArgs): { res
     ui = next;
   }
   return { result: { written: true, ui, ue, um }, state: { ...state, exists: true, ui, ue, um } };
+}
+
+/** A shard's part of a queue's `remaining` budget (the whole of it when the throttle is not sharded). */
+export function shardPart(remaining: number, state: Pick<LearnState, 'xi' | 'xe'>, a: Pick<LearnArgs, 'nowUs' | 'shards' | 'capPerSecond'>): number {
+  const shards = a.shards ?? 1;
+  if (shards <= 1 || remaining <= 0) return remaining;
+  const xi = state.xi ?? 0;
+  const cap = a.capPerSecond ?? 0;
+  // Shares are whole starts per second, written as µs between starts: read back as the whole number.
+  const part = cap > 0 && xi > 0 && (state.xe ?? 0) > a.nowUs ? (remaining * Math.floor(1e6 / xi + 0.5)) / cap : remaining / shards;
+  return Math.max(1, Math.floor(part));
 }
 
 /** The interval the dispatcher paces by under `state` at `nowUs` (its rule: max(configured, ui) while ue > now). */

@@ -174,4 +174,24 @@ describe('sharded throttle on a 3-master cluster', () => {
     // 20 + 180 + 100 asked: a third of each.
     expect(await allocator.divide()).toEqual([7, 60, 33]);
   });
+
+  it("a queue's upstream budget is divided among the shards as the cap is (else evenly)", async () => {
+    const sluice = backend.sluice();
+    const throttle = sluice.throttle('budget', { ratePerSecond: 20, capacity: 50, globalRatePerSecond: 100, shards: SHARDS, upstream: { learn: true } });
+    const inShard = (s: number, n: number) => lanesInShard(s, n, 'b', SHARDS);
+    for (const key of [...inShard(0, 1), ...inShard(1, 9)]) expect((await throttle.submit(key, {})).admitted).toBe(true);
+    expect(await throttle.shareAllocator!.divide()).toEqual([10, 89, 1]);
+    // The upstream says 200 calls are left for the next 10 s, to a call of each shard.
+    const ui = async (s: number) => {
+      const lane = inShard(s, 1)[0]!;
+      const outcome = await throttle.forLane(lane).upstream.report(lane, { remaining: 200, resetMs: 10_000 }, 0);
+      expect(outcome.event).toBe('budget');
+      return outcome.result!.ui;
+    };
+    // Shard 1 holds 89 of the 100: it paces by 178 of the 200 (10 s / 178), shard 0 by 20, shard 2 by 2.
+    expect([await ui(0), await ui(1), await ui(2)]).toEqual([500_000, Math.floor(10_000_000 / 178), 5_000_000]);
+    // With no share written (no allocator ran for 3 s), a third each.
+    await Promise.all(throttle.shards.map((t) => backend.raw.hdel(t.keys.global, 'xi', 'xe')));
+    expect(await ui(1)).toBe(Math.floor(10_000_000 / 66));
+  });
 });

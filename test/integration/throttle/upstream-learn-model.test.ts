@@ -1,6 +1,7 @@
 // Property test: random sequences of upstream answers (budgets, 429s, successes), lanes appearing and
-// vanishing, with injected times, give the same replies and the same hash fields from
-// lua/upstream-learn.lua on real Redis (single node and cluster) and from its model, src/upstream/budget.ts.
+// vanishing, shares of a sharded throttle's cap written and expiring, with injected times, give the same
+// replies and the same hash fields from lua/upstream-learn.lua on real Redis (single node and cluster)
+// and from its model, src/upstream/budget.ts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ScriptRegistry } from '../../../src/redis/scripts.js';
@@ -14,6 +15,8 @@ const event = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('ok' as const) }) },
   // Lane scope only: the lane appears (its own interval) or expires.
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('lane' as const), i: fc.option(fc.integer({ min: 1, max: 2_000_000 }), { nil: undefined }) }) },
+  // A sharded throttle's allocator writes this shard's share of the cap (µs between starts, held this long).
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('share' as const), xi: fc.integer({ min: 1, max: 2_000_000 }), holdsUs: fc.integer({ min: 0, max: 5_000_000 }) }) },
 );
 const step = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 5_000_000 })), event });
 const args = fc.record({
@@ -22,6 +25,8 @@ const args = fc.record({
   holdUs: fc.constantFrom(1_000_000, 5_000_000, 60_000_000),
   lane: fc.boolean(),
   increaseSteps: fc.constantFrom(1, 10, 7),
+  shards: fc.constantFrom(1, 2, 3, 7),
+  capPerSecond: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 10_000 }), fc.constantFrom(30, 200)),
 });
 
 let run = 0;
@@ -40,6 +45,12 @@ describe.each(TOPOLOGIES)('upstream-learn.lua == model on random sequences, %s R
         if (!a.lane) await ctx.backend.raw.hset(key, 'v', 0);
         for (const { dtUs, event: e } of steps) {
           now += dtUs;
+          if (e.kind === 'share') {
+            if (a.lane) continue;
+            await ctx.backend.raw.hset(key, 'xi', e.xi, 'xe', now + e.holdsUs);
+            state = { ...state, xi: e.xi, xe: now + e.holdsUs };
+            continue;
+          }
           if (e.kind === 'lane') {
             if (!a.lane) continue;
             if (e.i === undefined) {

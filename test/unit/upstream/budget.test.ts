@@ -1,7 +1,7 @@
 // The budget controller's model on exact vectors: the budget rule, AIMD's decrease, its one decrease
 // per overshoot, its increase up to 95% of the rate that drew the 429, the floor, and expiry.
 import { describe, expect, it } from 'vitest';
-import { effectiveInterval, learn, type LearnArgs, type LearnState } from '../../../src/upstream/budget.js';
+import { effectiveInterval, learn, shardPart, type LearnArgs, type LearnState } from '../../../src/upstream/budget.js';
 
 const T0 = 1_700_000_000_000_000;
 const EMPTY: LearnState = { exists: true, ui: 0, ue: 0, um: 0 };
@@ -21,6 +21,26 @@ describe('the budget rule', () => {
     const lane = { ...A, lane: true };
     expect(learn({ ...EMPTY, i: 250_000 }, { kind: 'budget', remaining: 9, resetUs: 2_000_000 }, lane).result.ui).toBe(250_000);
     expect(learn({ exists: false, ui: 0, ue: 0, um: 0 }, { kind: 'ok' }, lane).result).toEqual({ written: false, ui: 0, ue: 0, um: 0 });
+  });
+
+  it("a shard of a sharded throttle takes its share of the cap's part of the queue's budget, else an equal part", () => {
+    // Cap 30/s over 3 shards; this shard's share 28/s (the allocator writes xi = round(1e6 / 28)), held.
+    const sharded = { nowUs: T0, shards: 3, capPerSecond: 30 };
+    const busy = { xi: Math.round(1e6 / 28), xe: T0 + 1 };
+    expect(shardPart(300, busy, sharded)).toBe(280);
+    expect(shardPart(300, { xi: 1_000_000, xe: T0 + 1 }, sharded)).toBe(10);
+    // The share expired (no allocator): the equal split.
+    expect(shardPart(300, { ...busy, xe: T0 }, sharded)).toBe(100);
+    // No cap: the equal split; at least 1 while anything is left; nothing left stays nothing.
+    expect(shardPart(300, busy, { ...sharded, capPerSecond: 0 })).toBe(100);
+    expect(shardPart(2, busy, { ...sharded, capPerSecond: 0 })).toBe(1);
+    expect(shardPart(0, busy, sharded)).toBe(0);
+    // Not sharded: the whole budget.
+    expect(shardPart(300, busy, { nowUs: T0 })).toBe(300);
+    // In the rule: 280 of the 300 left over 2 s, not 100.
+    expect(learn({ ...EMPTY, ...busy }, { kind: 'budget', remaining: 300, resetUs: 2_000_000 }, { ...A, configuredUs: 1, ...sharded }).result.ui).toBe(7_142);
+    // A lane's budget is its own, never divided.
+    expect(learn({ ...EMPTY, ...busy }, { kind: 'budget', remaining: 300, resetUs: 2_000_000 }, { ...A, configuredUs: 1, lane: true, ...sharded }).result.ui).toBe(6_666);
   });
 });
 
