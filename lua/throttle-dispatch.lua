@@ -1,13 +1,20 @@
 -- throttle-dispatch.lua: the dispatcher. Decides which queued jobs start next, and when, up to a short
--- horizon ahead, for every lane of the throttle at once; each process with a worker calls it in a loop
--- and hands the chosen jobs to BullMQ (promote). The whole decision is one atomic step, so any number of
--- dispatchers share the work without ever giving one slot twice.
+-- horizon ahead, for every lane of the throttle at once, and hands the chosen jobs to BullMQ's workers
+-- in the same step (what BullMQ's promote does: out of the delayed set, onto the wait list); each process
+-- with a worker calls it in a loop. The whole decision is one atomic step, so any number of dispatchers
+-- share the work without ever giving one slot twice.
 -- KEYS[1]  waiting: busy lanes not yet allowed to start, by the real µs their own rate (and pause) allows
 -- KEYS[2]  ready: busy lanes allowed to start, by their fair tag (start-time fair queueing)
 -- KEYS[3]  global: the throttle's global hash {s: next global slot µs, v: virtual time}
 -- KEYS[4]  busy: the throttle's busy set (lane id -> queued units)
 -- KEYS[5]  dispatched: "<job id>|<cost>|<lane id>" -> start µs, until a worker takes the job
 -- KEYS[6]  meta: BullMQ's meta hash of the throttle's queue (a paused queue dispatches nothing)
+-- KEYS[7]  delayed: BullMQ's delayed set of the queue (where admitted jobs are parked)
+-- KEYS[8]  wait: BullMQ's wait list of the queue
+-- KEYS[9]  marker: BullMQ's marker set (wakes a worker blocked waiting for a job)
+-- KEYS[10] events: BullMQ's event stream of the queue
+-- (BullMQ's active list, jobPrefix .. 'active', is read only when the queue has a global concurrency:
+-- not declared, so that a slot migration does not refuse the script for a missing, empty list)
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  horizonUs: dispatch the starts due within this many µs
 -- ARGV[3]  deliveryUs: no start is given sooner than this after now (the time BullMQ needs to hand the job to a worker)
@@ -19,6 +26,8 @@
 -- ARGV[9]  missingRetryUs: a lane whose head job does not exist yet is looked at again this much after now
 -- ARGV[10] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' = none)
 -- returns {dispatched count, now µs, next µs (0: nothing queued), job id 1, lane id 1, start µs 1, ...}
+--   every BullMQ job returned is on the wait list already; one not in the delayed set (a worker is
+--   parking it right now) stays in `dispatched` and lane repair finds it (src/throttle/repair.ts)
 --   next: the instant from which the next start is due within the horizon: call again at next - horizon.
 -- How a slot is given out. Under a global cap the next global slot goes to the lane with the smallest
 -- fair tag among the lanes whose own rate allows a start at that instant (start-time fair queueing,
@@ -44,7 +53,24 @@ local now = now_us(ARGV[1])
 if type(redis.pcall('EXISTS', KEYS[1], KEYS[1] .. ':migrating')) == 'table' then
   return {0, now, now + tonumber(ARGV[2]) + tonumber(ARGV[9])}
 end
-if redis.call('HGET', KEYS[6], 'paused') then return {0, now, 0} end
+local meta = redis.call('HMGET', KEYS[6], 'paused', 'concurrency')
+if meta[1] then return {0, now, 0} end
+local queue_concurrency = tonumber(meta[2])
+
+-- BullMQ's promote of one parked job (node_modules/bullmq/dist/cjs/commands/promote-9.lua, the version in
+-- package-lock.json, held to it by test/integration/throttle/dispatch-promote.test.ts): out of the
+-- delayed set, onto the wait list (sluice never gives its jobs a priority), a marker for a blocked
+-- worker unless the queue's global concurrency is used up, the `waiting` event, delay 0.
+local function promote(job_id)
+  if redis.call('ZREM', KEYS[7], job_id) == 0 then return end
+  -- A "0:" delay marker at the head of the wait list is BullMQ 4's; v5 and later still take it out.
+  local head = redis.call('LINDEX', KEYS[8], 0)
+  if head and string.sub(head, 1, 2) == '0:' then redis.call('LPOP', KEYS[8]) end
+  redis.call('LPUSH', KEYS[8], job_id)
+  if not queue_concurrency or redis.call('LLEN', ARGV[8] .. 'active') < queue_concurrency then redis.call('ZADD', KEYS[9], 0, '0') end
+  redis.call('XADD', KEYS[10], '*', 'event', 'waiting', 'jobId', job_id, 'prev', 'delayed')
+  redis.call('HSET', ARGV[8] .. job_id, 'delay', 0)
+end
 local horizon = now + tonumber(ARGV[2])
 local floor = now + tonumber(ARGV[3])
 local max_jobs = tonumber(ARGV[4])
@@ -155,6 +181,7 @@ while n < max_jobs do
         redis.call('ZADD', lane_key .. ':o', start, member)
         redis.call('HINCRBY', lane_key, 'od', cost)
         redis.call('PEXPIRE', lane_key .. ':o', ttl(math.max(0, start - now) / 1000))
+        if string.sub(job_id, 1, 1) ~= 'p' then promote(job_id) end
         out[#out + 1] = job_id
         out[#out + 1] = id
         out[#out + 1] = start

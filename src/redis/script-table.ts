@@ -40,7 +40,7 @@ export const SCRIPT_TABLE = {
     argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas'],
   },
   'throttle-dispatch': {
-    keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta'],
+    keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta', 'delayed', 'wait', 'marker', 'events'],
     argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs', 'quotas'],
   },
   'throttle-start': {

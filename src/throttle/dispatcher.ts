@@ -130,8 +130,7 @@ export class Dispatcher {
   }
 
   private async run(): Promise<void> {
-    // The queue the promotes go through, connected before the first round: a first promote that
-    // waited for it would hand its jobs out late.
+    // The queue lane repair's promotes go through, connected before the first round.
     await this.bullQueue().waitUntilReady().catch(() => undefined);
     this.listen();
     while (!this.stopping) {
@@ -148,7 +147,7 @@ export class Dispatcher {
           continue;
         }
         reply = await this.deps.lanes.dispatch(room);
-        await this.handOut(reply);
+        this.handOut(reply);
         if (this.waiters.size > 0) await this.lookForWaiters();
       } catch (error) {
         if (this.stopping) break;
@@ -175,22 +174,17 @@ export class Dispatcher {
     return this.deps.client.zcount(this.deps.keys.dispatched, String(redisClock.nowUs() - FORGOTTEN_US), '+inf');
   }
 
-  /** BullMQ jobs go from the parked set to the wait list; in-process ones resolve their waiter here. */
-  private async handOut(reply: DispatchReply): Promise<void> {
-    if (reply.jobs.length === 0) return;
-    const queue = this.bullQueue();
-    await Promise.all(
-      reply.jobs.map(async (j) => {
-        if (j.jobId.startsWith('p')) {
-          const entry = [...this.waiters.keys()].find((e) => e.startsWith(`${j.jobId}|`));
-          if (entry !== undefined) this.resolve(entry, j.startUs);
-          return;
-        }
-        // A job a worker is parking right now (not in the delayed set yet) is found by lane repair's
-        // sweep of old dispatched entries; a cancelled one is simply gone.
-        await queue.backend.promote(j.jobId).catch(() => undefined);
-      }),
-    );
+  /**
+   * In-process jobs (schedule()) resolve their waiter here. BullMQ jobs are on the wait list already:
+   * the dispatch script moved them there in the same step (a job a worker is parking right now, not in
+   * the delayed set yet, is found by lane repair's sweep of old dispatched entries).
+   */
+  private handOut(reply: DispatchReply): void {
+    for (const j of reply.jobs) {
+      if (!j.jobId.startsWith('p')) continue;
+      const entry = [...this.waiters.keys()].find((e) => e.startsWith(`${j.jobId}|`));
+      if (entry !== undefined) this.resolve(entry, j.startUs);
+    }
   }
 
   /** Hands one parked job to the workers now (lane repair, for a dispatch whose promote was lost). */

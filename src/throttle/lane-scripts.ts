@@ -159,14 +159,7 @@ export class LaneScripts {
     const t = this.timing;
     const reply = await this.scripts.run(
       'throttle-dispatch',
-      {
-        waiting: this.keys.waiting,
-        ready: this.keys.ready,
-        global: this.keys.global,
-        busy: this.keys.busy,
-        dispatched: this.keys.dispatched,
-        meta: `${this.keys.jobPrefix}meta`,
-      },
+      dispatchKeys(this.keys),
       {
         now,
         horizonUs: t.leadUs,
@@ -259,6 +252,23 @@ export class LaneScripts {
     );
     return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };
   }
+}
+
+/** The keys of lua/throttle-dispatch.lua: the throttle's schedule, and the BullMQ queue it hands jobs to. */
+export function dispatchKeys(keys: ThrottleKeys) {
+  const bull = keys.jobPrefix;
+  return {
+    waiting: keys.waiting,
+    ready: keys.ready,
+    global: keys.global,
+    busy: keys.busy,
+    dispatched: keys.dispatched,
+    meta: `${bull}meta`,
+    delayed: `${bull}delayed`,
+    wait: `${bull}wait`,
+    marker: `${bull}marker`,
+    events: `${bull}events`,
+  };
 }
 
 /**

@@ -4,9 +4,9 @@
 // entries that came due, so a lost unit is freed a few seconds after its submitter gave up, however
 // many lanes there are. A slow walk over the busy lanes stays as a backstop (members admitted by an
 // older version, or whose pending entry was lost). And a dispatched job that no worker took within
-// STALE_DISPATCH_MS (its dispatcher died before the promote, or the promote met the job while a worker
-// was parking it) is handed to the workers again; the worker finds no start for it and queues it
-// again at the head of its lane.
+// STALE_DISPATCH_MS (its round met the job while a worker was parking it, so could not move it to the
+// wait list, or its worker died before putting it back) is handed to the workers again; the worker
+// finds no start for it and queues it again at the head of its lane.
 import type { Cluster, Redis } from 'ioredis';
 import type { LaneScripts } from './lane-scripts.js';
 import type { ThrottleKeys } from './keys.js';
