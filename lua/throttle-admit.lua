@@ -2,14 +2,18 @@
 -- KEYS[1]  lane: hash {d, c, p, v, i, b, n} (see includes/lane.lua)
 -- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" in FIFO order, scored by predicted start µs
 -- KEYS[3]  busy: the throttle's busy set, lane id -> queued cost units, lanes with queued work
--- KEYS[4]  job: the BullMQ job hash of this job id (only tested for existence: idempotent submit)
+-- KEYS[4]  job: the BullMQ job hash of this job id (idempotent submit; written here when the job is parked)
 -- KEYS[5]  pending: the throttle's pending admissions, "<job id>|<cost>|<lane id>" -> µs after which a job
 --          that does not exist yet is taken to be lost (its submitter died before the enqueue): lane
---          repair looks only here, never across every lane
+--          repair looks only here, never across every lane. Only an admission without its job (a
+--          readmit, a schedule() call) is indexed: a parked job is written with its unit, atomically
 -- KEYS[6]  waiting: the throttle's waiting set (busy lanes by the instant their own rate lets them start)
 -- KEYS[7]  global: the throttle's global hash {s, v, p}
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
 -- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until then)
+-- KEYS[10] delayed: the BullMQ queue's delayed set (the job is parked there, BullMQ's score encoding)
+-- KEYS[11] marker: the BullMQ queue's marker (a blocked worker wakes at the next delayed timestamp)
+-- KEYS[12] events: the throttle's job event stream (src/throttle/events.ts): the 'admitted' event
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: the job id
 -- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
@@ -24,6 +28,15 @@
 -- ARGV[12] enqueueWithinUs: µs after admission by which the submitter has enqueued the job or given up
 -- ARGV[13] planName: the lane's plan name ('' or absent: none), kept in the lane hash (field n) for the admin view
 -- ARGV[14] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' or absent = none)
+-- ARGV[15] park: '1' to write the BullMQ delayed job with the admission (submit); '' or absent: the
+--          member only, indexed in pending (readmit, schedule(): the caller has or needs no job)
+-- ARGV[16] jobName: the BullMQ job name (the throttle's name)
+-- ARGV[17] dataHead: the job data JSON up to the predicted start: '{"l":<lane>,"c":<cost>,"p":<payload>'
+-- ARGV[18] dataTail: the rest of the job data JSON after ',"s":<start ms>', closing brace included
+-- ARGV[19] optsTail: the job options JSON after '{"jobId":"<id>"', closing brace included (delay = parkMs)
+-- ARGV[20] parkMs: the BullMQ delay the job is parked with (the dispatcher promotes it long before)
+-- ARGV[21] eventHead: the 'admitted' event's detail JSON up to ',"startsAtMs":..' ('{"lane":..,"tenant":..')
+-- ARGV[22] eventMaxLen: the event stream's approximate cap (MAXLEN ~)
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; start = predicted start; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -37,9 +50,15 @@
 -- Admission moves no meter: the dispatcher (throttle-dispatch.lua) decides when each queued job starts.
 -- The predicted start is the lane's next start plus its queued work at its share of the rate: its own
 -- interval, or, under a global cap, one start per round of the busy lanes.
+-- A parked job is BullMQ 6's delayed job exactly (test/integration/throttle/bull-format.test.ts holds
+-- it to queue.add's): the job hash (name, data, opts, timestamp, delay, priority), its member in the
+-- delayed set at (timestamp + delay) * 4096 plus a sequence within the ms, and the marker at the next
+-- delayed timestamp. BullMQ's own 'added' / 'delayed' stream entries, its id counter and meta are left
+-- out: nothing reads them (sluice's job events are its own stream), and custom ids never use the counter.
 -- @include now
 -- @include lane
 -- @include quota
+-- @include bull-park
 
 local now = now_us(ARGV[1])
 local job_id = ARGV[2]
@@ -59,6 +78,10 @@ if ARGV[11] == '1' then
     -- A member sent back by a worker is keyed below every fresh one (includes/lane.lua): it is next.
     predicted = tonumber(predicted)
     if predicted < 0 then predicted = now end
+    -- An admission whose submitter (of an older version) died before its enqueue: the job now comes with it.
+    if ARGV[15] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then
+      park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], tonumber(ARGV[20]))
+    end
     return {2, predicted, redis.call('ZRANK', KEYS[2], member), now}
   end
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
@@ -133,7 +156,14 @@ local order = start
 if last[2] and tonumber(last[2]) >= order then order = tonumber(last[2]) + 1 end
 local position = redis.call('ZCARD', KEYS[2])
 redis.call('ZADD', KEYS[2], order, member)
-redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
+local start_ms = int(math.ceil(start / 1000))
+if ARGV[15] == '1' then
+  park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], tonumber(ARGV[20]))
+  redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[22], '*', 'e', 'admitted', 'j', job_id, 'd',
+    ARGV[21] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. position .. '}')
+else
+  redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
+end
 redis.call('HSET', KEYS[1], 'd', depth + cost, 'i', lane_interval, 'b', burst)
 if ARGV[13] and ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[13]) end
 settle_lane(KEYS[1], KEYS[3], lane_id, depth + cost, now, 0)

@@ -1,0 +1,28 @@
+-- includes/bull-park.lua: a job parked in BullMQ 6's delayed set, written as its addDelayedJob writes it
+-- (test/integration/throttle/bull-format.test.ts holds the two to each other: a BullMQ upgrade that
+-- changes the format fails there). Needs includes/now.lua (read_time, int).
+
+-- The delayed set's score: the due timestamp (ms) times 4096, plus one more than the last job due in the
+-- same ms (at most 4095 more), so that jobs due in one ms keep their order.
+local function bull_delayed_score(delayed_key, due_ms)
+  local min_score = due_ms * 0x1000
+  local max_score = (due_ms + 1) * 0x1000 - 1
+  local last = redis.call('ZREVRANGEBYSCORE', delayed_key, max_score, min_score, 'WITHSCORES', 'LIMIT', 0, 1)
+  local top = tonumber(last[2])
+  if top == nil then return min_score end
+  if top >= max_score then return max_score end
+  return top + 1
+end
+
+-- Writes job `job_id` (hash `job_key`) with its data and options JSON, delayed `delay_ms` from Redis's
+-- now (BullMQ's timestamp is the adder's clock; here the server's), and moves the marker to the next
+-- delayed timestamp so a worker blocked on it wakes when the park runs out.
+local function park_job(job_key, delayed_key, marker_key, job_id, name, data, opts_tail, delay_ms)
+  local t = read_time()
+  local timestamp = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', job_key, 'name', name, 'data', data, 'opts', '{"jobId":"' .. job_id .. '"' .. opts_tail,
+    'timestamp', int(timestamp), 'delay', delay_ms, 'priority', 0)
+  redis.call('ZADD', delayed_key, bull_delayed_score(delayed_key, timestamp + delay_ms), job_id)
+  local first = redis.call('ZRANGE', delayed_key, 0, 0, 'WITHSCORES')
+  if first[2] then redis.call('ZADD', marker_key, tonumber(first[2]) / 0x1000, '1') end
+end
