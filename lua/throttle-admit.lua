@@ -87,10 +87,10 @@ if ARGV[11] == '1' then
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
 
-local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd')
+local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd', 'od')
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
-local held = depth + settle_outgoing(KEYS[1], KEYS[9], now)
+local held = depth + settle_outgoing(KEYS[1], KEYS[9], now, state[4])
 local busy = redis.call('ZCARD', KEYS[3])
 if depth == 0 then busy = busy + 1 end
 local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe')
@@ -166,6 +166,9 @@ else
 end
 redis.call('HSET', KEYS[1], 'd', depth + cost, 'i', lane_interval, 'b', burst)
 if ARGV[13] and ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[13]) end
-settle_lane(KEYS[1], KEYS[3], lane_id, depth + cost, now, 0)
+-- settle_lane for a lane with queued work: only a lane that had none carries a TTL (every script sets
+-- one at depth 0 only), so only then is there one to remove.
+if depth == 0 then redis.call('PERSIST', KEYS[1]) end
+redis.call('ZADD', KEYS[3], depth + cost, lane_id)
 if depth == 0 then activate_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], KEYS[8], margin) end
 return {1, start, position, now}
