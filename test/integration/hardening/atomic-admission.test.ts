@@ -20,7 +20,7 @@ async function jobsAndUnits(raw: Redis, prefix: string, name: string): Promise<{
     if (!id.includes(':') && (await raw.type(k)) === 'hash' && (await raw.hexists(k, 'data'))) jobs.add(id);
   }
   const units = new Set<string>();
-  for (const q of await raw.keys(`${tag}:l:*:q`)) for (const m of await raw.zrange(q, 0, -1)) units.add(m.slice(0, m.lastIndexOf('|')));
+  for (const q of await raw.keys(`${tag}:l:*:q`)) for (const m of await raw.zrange(q, '0', '-1')) units.add(m.slice(0, m.lastIndexOf('|')));
   return { jobs, units };
 }
 

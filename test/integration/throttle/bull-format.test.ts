@@ -75,8 +75,8 @@ describe("a parked job is BullMQ's delayed job", () => {
       const refScore = Number(await raw.zscore(`${refPrefix}:${throttle.name}:delayed`, jobId));
       expect(score).toBe((Number(mine.timestamp) + PARK_MS) * 4096);
       expect(refScore).toBe((Number(theirs.timestamp) + PARK_MS) * 4096);
-      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, 0, -1, 'WITHSCORES')).toEqual(['1', String(score / 4096)]);
-      expect(await raw.zrange(`${refPrefix}:${throttle.name}:marker`, 0, -1, 'WITHSCORES')).toEqual(['1', String(refScore / 4096)]);
+      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(score / 4096)]);
+      expect(await raw.zrange(`${refPrefix}:${throttle.name}:marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(refScore / 4096)]);
 
       // The same keys, but for what nothing reads: BullMQ's event stream ('added', 'delayed'), its id
       // counter (custom ids never use it) and the events cap it keeps in meta.
@@ -95,7 +95,7 @@ describe("a parked job is BullMQ's delayed job", () => {
     try {
       const ids = (await Promise.all(Array.from({ length: 20 }, (_, i) => throttle.submit(`k${i}`, { i })))).map((r) => (r.admitted ? r.jobId : ''));
       const raw = ctx.backend.raw as Redis;
-      const scored = await raw.zrange(`${throttle.keys.jobPrefix}delayed`, 0, -1, 'WITHSCORES');
+      const scored = await raw.zrange(`${throttle.keys.jobPrefix}delayed`, '0', '-1', 'WITHSCORES');
       const order: string[] = [];
       const scores: number[] = [];
       for (let i = 0; i < scored.length; i += 2) {
