@@ -91,10 +91,14 @@ local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd', 'od')
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
 local held = depth + settle_outgoing(KEYS[1], KEYS[9], now, state[4])
-local busy = redis.call('ZCARD', KEYS[3])
-if depth == 0 then busy = busy + 1 end
 local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe')
 global_interval = shared(global_interval, g[3], g[4], now)
+-- The busy lanes share the global rate: counted only under a global cap (effective_interval reads them then).
+local busy = 0
+if global_interval > 0 then
+  busy = redis.call('ZCARD', KEYS[3])
+  if depth == 0 then busy = busy + 1 end
+end
 local interval = effective_interval(lane_interval, global_interval, busy)
 -- The first start this lane can make: its own meter (less the burst), a pause, the global meter.
 local base = math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))

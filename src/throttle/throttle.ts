@@ -102,6 +102,8 @@ export class Throttle {
   private prepared = false;
   /** The parked job's options JSON after its id (the same for every job of the throttle): attempts, backoff, the park. */
   private readonly optsTail: string;
+  /** What a submit's deadline error names. */
+  private readonly submitWhat: string;
   /** A sharded throttle's configuration is in Redis (prepare() succeeded once): its submits go straight to a shard. */
   private published = false;
   private dispatcherCache: Dispatcher | undefined;
@@ -136,6 +138,7 @@ export class Throttle {
     // As queue.add(name, data, { jobId, delay: PARK_MS, attempts, backoff }) stores them. Retention is set
     // once on the workers: in every job's options it would make each job's hash too big for Redis's
     // compact encoding (~690 B a job instead of ~200).
+    this.submitWhat = `throttle '${name}' submit`;
     const { attempts, backoff } = this.config;
     this.optsTail = `,"delay":${PARK_MS},"attempts":${attempts}${backoff ? `,"backoff":${JSON.stringify({ type: backoff.type, delay: backoff.delayMs })}` : ''}}`;
     if (!shard && this.config.shards > 1) {
@@ -300,16 +303,17 @@ export class Throttle {
     const payloadText = payloadJson(payload, this.config.maxPayloadBytes);
     const jobId = this.keys.jobId(options.id);
     const ms = this.config.submitTimeoutMs;
-    const what = `throttle '${this.name}' submit`;
+    const what = this.submitWhat;
     // The admission writes the job too, parked in BullMQ's delayed set (lua/throttle-admit.lua): one
     // atomic call, so no job ever lacks its lane unit and no unit its job, whatever fails in between.
+    const laneJson = JSON.stringify(laneId);
     const park: Park = {
       name: this.name,
-      dataHead: `{"l":${JSON.stringify(laneId)},"c":${cost},"p":${payloadText}`,
+      dataHead: `{"l":${laneJson},"c":${cost},"p":${payloadText}`,
       dataTail: dataTailOf(options.tenant, plan, options),
       optsTail: this.optsTail,
       parkMs: PARK_MS,
-      eventHead: options.tenant === undefined ? `{"lane":${JSON.stringify(laneId)}` : `{"lane":${JSON.stringify(laneId)},"tenant":${JSON.stringify(options.tenant)}`,
+      eventHead: options.tenant === undefined ? `{"lane":${laneJson}` : `{"lane":${laneJson},"tenant":${JSON.stringify(options.tenant)}`,
       eventMaxLen: EVENT_STREAM_MAXLEN,
     };
     const lanes = this.variants.admit(limits);
