@@ -87,11 +87,11 @@ if ARGV[11] == '1' then
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
 
-local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd', 'od')
+local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd', 'od', 'v')
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
 local held = depth + settle_outgoing(KEYS[1], KEYS[9], now, state[4])
-local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe')
+local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe', 'v')
 global_interval = shared(global_interval, g[3], g[4], now)
 -- The busy lanes share the global rate: counted only under a global cap (effective_interval reads them then).
 local busy = 0
@@ -168,11 +168,26 @@ if ARGV[15] == '1' then
 else
   redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
 end
-redis.call('HSET', KEYS[1], 'd', depth + cost, 'i', lane_interval, 'b', burst)
-if ARGV[13] and ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[13]) end
--- settle_lane for a lane with queued work: only a lane that had none carries a TTL (every script sets
--- one at depth 0 only), so only then is there one to remove.
-if depth == 0 then redis.call('PERSIST', KEYS[1]) end
-redis.call('ZADD', KEYS[3], depth + cost, lane_id)
-if depth == 0 then activate_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], KEYS[8], margin) end
+-- The lane's depth and limits (its plan name for the admin view), then settle_lane for a lane with
+-- queued work. A lane that had none is activated as activate_lane (includes/lane.lua) does, from what
+-- was read above (one HSET instead of three calls): its fair tag catches up with the virtual time, it
+-- enters the waiting set at the instant its own rate allows, the dispatchers are woken. Only such a lane
+-- carries a TTL (every script sets one at depth 0 only), so only then is there one to remove.
+local fields = {'d', depth + cost, 'i', lane_interval, 'b', burst}
+if ARGV[13] and ARGV[13] ~= '' then
+  fields[#fields + 1] = 'n'
+  fields[#fields + 1] = ARGV[13]
+end
+if depth == 0 then
+  fields[#fields + 1] = 'v'
+  fields[#fields + 1] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
+  redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('PERSIST', KEYS[1])
+  redis.call('ZADD', KEYS[3], depth + cost, lane_id)
+  redis.call('ZADD', KEYS[6], lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin), lane_id)
+  redis.call('PUBLISH', KEYS[8], '1')
+else
+  redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('ZADD', KEYS[3], depth + cost, lane_id)
+end
 return {1, start, position, now}
