@@ -174,7 +174,7 @@ export class Throttle {
     return this.allocatorCache;
   }
 
-  /** Lane scripts on the admission client: the connection the queue add also goes through. */
+  /** Lane scripts on the admission client (a submit's admission writes its job too). */
   private get admitLanes(): LaneScripts {
     this.admitLanesCache ??= new LaneScripts(this.ctx.admission().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
     return this.admitLanesCache;
