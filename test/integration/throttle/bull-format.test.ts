@@ -103,9 +103,43 @@ describe("a parked job is BullMQ's delayed job", () => {
         scores.push(Number(scored[i + 1]));
       }
       expect(order).toEqual(ids);
-      expect(new Set(scores).size).toBe(ids.length);
+      // BullMQ's numbering: the first job due in a ms at ms x 4096, each next one in the same ms 1 more.
+      for (let i = 0; i < scores.length; i++) {
+        const ms = Math.floor(scores[i]! / 4096);
+        const sameMsBefore = i > 0 && Math.floor(scores[i - 1]! / 4096) === ms;
+        expect(scores[i]).toBe(sameMsBefore ? scores[i - 1]! + 1 : ms * 4096);
+      }
+      // The marker at the first delayed timestamp.
+      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(scores[0]! / 4096)]);
+      // A second batch after the first: numbered on from what is in the set, the marker left where it is.
+      const more = (await Promise.all(Array.from({ length: 5 }, (_, i) => throttle.submit(`m${i}`, { i })))).map((r) => (r.admitted ? r.jobId : ''));
+      const all = await raw.zrange(`${throttle.keys.jobPrefix}delayed`, '0', '-1');
+      expect(all).toEqual([...ids, ...more]);
+      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(scores[0]! / 4096)]);
     } finally {
       await ref.close();
+    }
+  });
+
+  it('two throttles admitting in one batch: each delayed set numbered and marked on its own', async () => {
+    const sluice = ctx.backend.sluice();
+    const a = sluice.throttle('mix-a', config);
+    const b = sluice.throttle('mix-b', config);
+    await Promise.all([a.ready(), b.ready()]);
+    // Interleaved in one turn of the event loop: one script call runs them in this order.
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 3 === 1 ? b : a).submit(`k${i}`, { i })));
+    const raw = ctx.backend.raw as Redis;
+    for (const t of [a, b]) {
+      const mine = replies.filter((r, i) => (i % 3 === 1 ? b : a) === t).map((r) => (r.admitted ? r.jobId : ''));
+      const scored = await raw.zrange(`${t.keys.jobPrefix}delayed`, '0', '-1', 'WITHSCORES');
+      const members = scored.filter((_, i) => i % 2 === 0);
+      const scores = scored.filter((_, i) => i % 2 === 1).map(Number);
+      expect(members).toEqual(mine);
+      for (let i = 1; i < scores.length; i++) {
+        const sameMs = Math.floor(scores[i]! / 4096) === Math.floor(scores[i - 1]! / 4096);
+        expect(scores[i]).toBe(sameMs ? scores[i - 1]! + 1 : Math.floor(scores[i]! / 4096) * 4096);
+      }
+      expect(await raw.zrange(`${t.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(scores[0]! / 4096)]);
     }
   });
 
