@@ -59,6 +59,7 @@
 -- @include lane
 -- @include quota
 -- @include bull-park
+-- @include admit-memo
 
 local now = now_us(ARGV[1])
 local job_id = ARGV[2]
@@ -91,7 +92,7 @@ local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd', 'od', 'v')
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
 local held = depth + settle_outgoing(KEYS[1], KEYS[9], now, state[4])
-local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe', 'v')
+local g = global_state(KEYS[7])
 global_interval = shared(global_interval, g[3], g[4], now)
 -- The busy lanes share the global rate: counted only under a global cap (effective_interval reads them then).
 local busy = 0
