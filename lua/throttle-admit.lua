@@ -186,7 +186,7 @@ if depth == 0 then
   redis.call('PERSIST', KEYS[1])
   redis.call('ZADD', KEYS[3], depth + cost, lane_id)
   redis.call('ZADD', KEYS[6], lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin), lane_id)
-  redis.call('PUBLISH', KEYS[8], '1')
+  wake_once(KEYS[8])
 else
   redis.call('HSET', KEYS[1], unpack(fields))
   redis.call('ZADD', KEYS[3], depth + cost, lane_id)

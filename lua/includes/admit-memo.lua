@@ -1,5 +1,5 @@
--- includes/admit-memo.lua: what the admissions of one script run (a batch, src/redis/scripts.ts) may
--- read once. A throttle's global hash is only read by an admission (the dispatcher, the gate, pauses and
+-- includes/admit-memo.lua: what the admissions of one script run (a batch, src/redis/scripts.ts) read or do
+-- once. A throttle's global hash is only read by an admission (the dispatcher, the gate, pauses and
 -- the shares allocator write it, never inside an admission batch): the first admission of a throttle in
 -- the run reads it, the others of the same throttle reuse the answer.
 local global_memo = {}
@@ -13,4 +13,15 @@ local function global_state(key)
     global_memo[key] = g
   end
   return g
+end
+
+-- The dispatchers are woken once per run and throttle: a second message in the same instant wakes
+-- nobody who was not woken by the first.
+local woken_memo = {}
+
+local function wake_once(channel)
+  if not woken_memo[channel] then
+    woken_memo[channel] = true
+    redis.call('PUBLISH', channel, '1')
+  end
 end
