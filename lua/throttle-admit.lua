@@ -156,11 +156,12 @@ end
 
 -- Members are scored by their predicted start, kept increasing so that the order is FIFO (a job
 -- handed back by a worker goes before the first).
-local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+local tail = lane_tail(KEYS[2])
 local order = start
-if last[2] and tonumber(last[2]) >= order then order = tonumber(last[2]) + 1 end
-local position = redis.call('ZCARD', KEYS[2])
+if tail.last and tail.last >= order then order = tail.last + 1 end
+local position = tail.count
 redis.call('ZADD', KEYS[2], order, member)
+tail.last, tail.count = order, position + 1
 local start_ms = int(math.ceil(start / 1000))
 if ARGV[15] == '1' then
   park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], tonumber(ARGV[20]))

@@ -25,3 +25,17 @@ local function wake_once(channel)
     redis.call('PUBLISH', channel, '1')
   end
 end
+
+-- A lane queue's last score and size: read by the run's first admission into the lane, then kept as
+-- the run's admissions append to it (nothing else changes a lane queue inside an admission batch).
+local tail_memo = {}
+
+local function lane_tail(key)
+  local t = tail_memo[key]
+  if not t then
+    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    t = { last = tonumber(last[2]), count = redis.call('ZCARD', key) }
+    tail_memo[key] = t
+  end
+  return t
+end

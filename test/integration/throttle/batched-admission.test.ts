@@ -1,5 +1,5 @@
 // Batched admissions (docs/decisions/batched-admissions.md): the submits of one turn of the event loop
-// are admitted by one script call (their jobs are then added one by one). Several OS processes, each
+// are admitted by one script call, which writes their jobs too. Several OS processes, each
 // sending its submits in batches, keep every lane's bound exact, admit an idempotency key once, and
 // leave no ghost: every BullMQ job has its lane unit and every lane unit its job. On a single node
 // and on a 3-master cluster (batched per slot: one call per throttle, or per shard of a sharded one).
@@ -78,6 +78,19 @@ describe.each(TOPOLOGIES)('batched admissions (%s)', (topology) => {
     expect((await laneJobIds(backend.raw, throttle, 'idem')).sort()).toEqual([...idemIds].sort());
     // Nothing else is in the queue.
     expect([...byLane.values()].flat().length).toBe(KEYS.length * CAPACITY + idem.length);
+  });
+
+  it('admissions into one lane in one turn: positions 0, 1, 2, ... and the lane queue in their order, behind what was queued', async () => {
+    const throttle = backend.sluice().throttle('one-lane', { ratePerSecond: 10, capacity: 1_000 });
+    const first = await throttle.submit('hot', { i: -1 });
+    expect(first.admitted && first.position).toBe(0);
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => throttle.submit('hot', { i })));
+    expect(replies.map((r) => (r.admitted ? r.position : -1))).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const starts = replies.map((r) => (r.admitted ? r.startsAtMs : 0));
+    // 10/s: each next job 100 ms later than the one before it.
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(99);
+    const ids = [first, ...replies].map((r) => (r.admitted ? r.jobId : ''));
+    expect(await laneJobIds(backend.raw, throttle, 'hot')).toEqual(ids);
   });
 
   it('the admissions of one turn take one script call (on a cluster: one per shard of a sharded throttle)', async () => {
