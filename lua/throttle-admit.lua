@@ -88,10 +88,11 @@ if ARGV[11] == '1' then
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
 
-local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd', 'od', 'v')
+local state = lane_state(KEYS[1])
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
-local held = depth + settle_outgoing(KEYS[1], KEYS[9], now, state[4])
+state[4] = settle_outgoing(KEYS[1], KEYS[9], now, state[4])
+local held = depth + state[4]
 local g = global_state(KEYS[7])
 global_interval = shared(global_interval, g[3], g[4], now)
 -- The busy lanes share the global rate: counted only under a global cap (effective_interval reads them then).
@@ -180,9 +181,11 @@ if ARGV[13] and ARGV[13] ~= '' then
   fields[#fields + 1] = 'n'
   fields[#fields + 1] = ARGV[13]
 end
+state[3] = depth + cost
 if depth == 0 then
+  state[5] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
   fields[#fields + 1] = 'v'
-  fields[#fields + 1] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
+  fields[#fields + 1] = state[5]
   redis.call('HSET', KEYS[1], unpack(fields))
   redis.call('PERSIST', KEYS[1])
   redis.call('ZADD', KEYS[3], depth + cost, lane_id)

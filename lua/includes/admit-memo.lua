@@ -39,3 +39,16 @@ local function lane_tail(key)
   end
   return t
 end
+
+-- A lane's fields c, p, d, od, v: read by the run's first admission into the lane, then kept up to date
+-- by the admissions (only they write the lane inside an admission batch: d, od, v; never c or p).
+local lane_memo = {}
+
+local function lane_state(key)
+  local st = lane_memo[key]
+  if not st then
+    st = redis.call('HMGET', key, 'c', 'p', 'd', 'od', 'v')
+    lane_memo[key] = st
+  end
+  return st
+end

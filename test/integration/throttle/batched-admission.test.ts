@@ -91,6 +91,12 @@ describe.each(TOPOLOGIES)('batched admissions (%s)', (topology) => {
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(99);
     const ids = [first, ...replies].map((r) => (r.admitted ? r.jobId : ''));
     expect(await laneJobIds(backend.raw, throttle, 'hot')).toEqual(ids);
+    // The bound inside one batch: a lane of capacity 10 takes 10 of 15 submits of one turn.
+    const small = backend.sluice().throttle('one-lane-small', { ratePerSecond: 10, capacity: 10 });
+    const batch = await Promise.all(Array.from({ length: 15 }, (_, i) => small.submit('hot', { i })));
+    expect(batch.map((r) => (r.admitted ? r.position : r.reason))).toEqual([...Array.from({ length: 10 }, (_, i) => i), ...Array(5).fill('queue_full')]);
+    expect((await small.lane('hot')).depth).toBe(10);
+    expect((await laneJobIds(backend.raw, small, 'hot')).length).toBe(10);
   });
 
   it('the admissions of one turn take one script call (on a cluster: one per shard of a sharded throttle)', async () => {
