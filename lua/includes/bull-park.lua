@@ -24,7 +24,8 @@ local function bull_delayed_score(delayed_key, due_ms)
   return top + 1
 end
 
--- Writes job `job_id` (hash `job_key`) with its data and options JSON, delayed `delay_ms` from Redis's
+-- Writes job `job_id` (hash `job_key`) with its data and options JSON (the id goes into the JSON as it
+-- is: sluice's job ids are base64url, a '.s<n>' shard suffix at most, nothing to escape), delayed `delay_ms` from Redis's
 -- now (BullMQ's timestamp is the adder's clock; here the server's), and moves the marker to the next
 -- delayed timestamp so a worker blocked on it wakes when the park runs out.
 local function park_job(job_key, delayed_key, marker_key, job_id, name, data, opts_tail, delay_ms)

@@ -135,10 +135,10 @@ export class Throttle {
     if (shard && timing.globalIntervalUs > 0) timing.globalIntervalUs = Math.round(1e6 / Math.floor(this.config.globalRatePerSecond! / shard.count));
     this.timing = timing;
     this.variants = new LaneVariants(ctx, this.keys, this.config);
+    this.submitWhat = `throttle '${name}' submit`;
     // As queue.add(name, data, { jobId, delay: PARK_MS, attempts, backoff }) stores them. Retention is set
     // once on the workers: in every job's options it would make each job's hash too big for Redis's
     // compact encoding (~690 B a job instead of ~200).
-    this.submitWhat = `throttle '${name}' submit`;
     const { attempts, backoff } = this.config;
     this.optsTail = `,"delay":${PARK_MS},"attempts":${attempts}${backoff ? `,"backoff":${JSON.stringify({ type: backoff.type, delay: backoff.delayMs })}` : ''}}`;
     if (!shard && this.config.shards > 1) {
