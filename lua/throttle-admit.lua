@@ -2,14 +2,18 @@
 -- KEYS[1]  lane: hash {d, c, p, v, i, b, n} (see includes/lane.lua)
 -- KEYS[2]  laneQueue: sorted set of "<job id>|<cost>" in FIFO order, scored by predicted start µs
 -- KEYS[3]  busy: the throttle's busy set, lane id -> queued cost units, lanes with queued work
--- KEYS[4]  job: the BullMQ job hash of this job id (only tested for existence: idempotent submit)
+-- KEYS[4]  job: the BullMQ job hash of this job id (idempotent submit; written here when the job is parked)
 -- KEYS[5]  pending: the throttle's pending admissions, "<job id>|<cost>|<lane id>" -> µs after which a job
 --          that does not exist yet is taken to be lost (its submitter died before the enqueue): lane
---          repair looks only here, never across every lane
+--          repair looks only here, never across every lane. Only an admission without its job (a
+--          readmit, a schedule() call) is indexed: a parked job is written with its unit, atomically
 -- KEYS[6]  waiting: the throttle's waiting set (busy lanes by the instant their own rate lets them start)
 -- KEYS[7]  global: the throttle's global hash {s, v, p}
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
 -- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until then)
+-- KEYS[10] delayed: the BullMQ queue's delayed set (the job is parked there, BullMQ's score encoding)
+-- KEYS[11] marker: the BullMQ queue's marker (a blocked worker wakes at the next delayed timestamp)
+-- KEYS[12] events: the throttle's job event stream (src/throttle/events.ts): the 'admitted' event
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: the job id
 -- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
@@ -24,6 +28,15 @@
 -- ARGV[12] enqueueWithinUs: µs after admission by which the submitter has enqueued the job or given up
 -- ARGV[13] planName: the lane's plan name ('' or absent: none), kept in the lane hash (field n) for the admin view
 -- ARGV[14] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' or absent = none)
+-- ARGV[15] park: '1' to write the BullMQ delayed job with the admission (submit); '' or absent: the
+--          member only, indexed in pending (readmit, schedule(): the caller has or needs no job)
+-- ARGV[16] jobName: the BullMQ job name (the throttle's name)
+-- ARGV[17] dataHead: the job data JSON up to the predicted start: '{"l":<lane>,"c":<cost>,"p":<payload>'
+-- ARGV[18] dataTail: the rest of the job data JSON after ',"s":<start ms>', closing brace included
+-- ARGV[19] optsTail: the job options JSON after '{"jobId":"<id>"', closing brace included (delay = parkMs)
+-- ARGV[20] parkMs: the BullMQ delay the job is parked with (the dispatcher promotes it long before)
+-- ARGV[21] eventHead: the 'admitted' event's detail JSON up to ',"startsAtMs":..' ('{"lane":..,"tenant":..')
+-- ARGV[22] eventMaxLen: the event stream's approximate cap (MAXLEN ~)
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; start = predicted start; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -37,9 +50,16 @@
 -- Admission moves no meter: the dispatcher (throttle-dispatch.lua) decides when each queued job starts.
 -- The predicted start is the lane's next start plus its queued work at its share of the rate: its own
 -- interval, or, under a global cap, one start per round of the busy lanes.
+-- A parked job is BullMQ 6's delayed job exactly (test/integration/throttle/bull-format.test.ts holds
+-- it to queue.add's): the job hash (name, data, opts, timestamp, delay, priority), its member in the
+-- delayed set at (timestamp + delay) * 4096 plus a sequence within the ms, and the marker at the next
+-- delayed timestamp. BullMQ's own 'added' / 'delayed' stream entries, its id counter and meta are left
+-- out: nothing reads them (sluice's job events are its own stream), and custom ids never use the counter.
 -- @include now
 -- @include lane
 -- @include quota
+-- @include bull-park
+-- @include admit-memo
 
 local now = now_us(ARGV[1])
 local job_id = ARGV[2]
@@ -59,19 +79,28 @@ if ARGV[11] == '1' then
     -- A member sent back by a worker is keyed below every fresh one (includes/lane.lua): it is next.
     predicted = tonumber(predicted)
     if predicted < 0 then predicted = now end
+    -- An admission whose submitter (of an older version) died before its enqueue: the job now comes with it.
+    if ARGV[15] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then
+      park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], tonumber(ARGV[20]))
+    end
     return {2, predicted, redis.call('ZRANK', KEYS[2], member), now}
   end
   if redis.call('EXISTS', KEYS[4]) == 1 then return {3, 0, 0, now} end
 end
 
-local state = redis.call('HMGET', KEYS[1], 'c', 'p', 'd')
+local state = lane_state(KEYS[1])
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
-local held = depth + settle_outgoing(KEYS[1], KEYS[9], now)
-local busy = redis.call('ZCARD', KEYS[3])
-if depth == 0 then busy = busy + 1 end
-local g = redis.call('HMGET', KEYS[7], 's', 'p', 'xi', 'xe')
+state[4] = settle_outgoing(KEYS[1], KEYS[9], now, state[4])
+local held = depth + state[4]
+local g = global_state(KEYS[7])
 global_interval = shared(global_interval, g[3], g[4], now)
+-- The busy lanes share the global rate: counted only under a global cap (effective_interval reads them then).
+local busy = 0
+if global_interval > 0 then
+  busy = redis.call('ZCARD', KEYS[3])
+  if depth == 0 then busy = busy + 1 end
+end
 local interval = effective_interval(lane_interval, global_interval, busy)
 -- The first start this lane can make: its own meter (less the burst), a pause, the global meter.
 local base = math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))
@@ -128,14 +157,42 @@ end
 
 -- Members are scored by their predicted start, kept increasing so that the order is FIFO (a job
 -- handed back by a worker goes before the first).
-local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+local tail = lane_tail(KEYS[2])
 local order = start
-if last[2] and tonumber(last[2]) >= order then order = tonumber(last[2]) + 1 end
-local position = redis.call('ZCARD', KEYS[2])
+if tail.last and tail.last >= order then order = tail.last + 1 end
+local position = tail.count
 redis.call('ZADD', KEYS[2], order, member)
-redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
-redis.call('HSET', KEYS[1], 'd', depth + cost, 'i', lane_interval, 'b', burst)
-if ARGV[13] and ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[13]) end
-settle_lane(KEYS[1], KEYS[3], lane_id, depth + cost, now, 0)
-if depth == 0 then activate_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], KEYS[8], margin) end
+tail.last, tail.count = order, position + 1
+local start_ms = int(math.ceil(start / 1000))
+if ARGV[15] == '1' then
+  park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], tonumber(ARGV[20]))
+  redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[22], '*', 'e', 'admitted', 'j', job_id, 'd',
+    ARGV[21] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. position .. '}')
+else
+  redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
+end
+-- The lane's depth and limits (its plan name for the admin view), then settle_lane for a lane with
+-- queued work. A lane that had none is activated as activate_lane (includes/lane.lua) does, from what
+-- was read above (one HSET instead of three calls): its fair tag catches up with the virtual time, it
+-- enters the waiting set at the instant its own rate allows, the dispatchers are woken. Only such a lane
+-- carries a TTL (every script sets one at depth 0 only), so only then is there one to remove.
+local fields = {'d', depth + cost, 'i', lane_interval, 'b', burst}
+if ARGV[13] and ARGV[13] ~= '' then
+  fields[#fields + 1] = 'n'
+  fields[#fields + 1] = ARGV[13]
+end
+state[3] = depth + cost
+if depth == 0 then
+  state[5] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
+  fields[#fields + 1] = 'v'
+  fields[#fields + 1] = state[5]
+  redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('PERSIST', KEYS[1])
+  redis.call('ZADD', KEYS[3], depth + cost, lane_id)
+  redis.call('ZADD', KEYS[6], lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin), lane_id)
+  wake_once(KEYS[8])
+else
+  redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('ZADD', KEYS[3], depth + cost, lane_id)
+end
 return {1, start, position, now}

@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   SLUICE_ERR_INVALID_PAYLOAD: { httpStatus: 400, help: 'A job payload must be JSON-serialisable and within the size limit.' },
   SLUICE_ERR_PAYLOAD_TOO_LARGE: { httpStatus: 413, help: 'The serialised payload is larger than the throttle allows.' },
   SLUICE_ERR_QUEUE_FULL: { httpStatus: 429, help: 'schedule() could not get a place in the lane (queue full or wait too long); details say when to retry.' },
-  SLUICE_ERR_SUBMIT_FAILED: { httpStatus: 503, help: 'The job could not be enqueued; its lane reservation was released.' },
+  SLUICE_ERR_SUBMIT_FAILED: { httpStatus: 503, help: 'The job could not be enqueued (not thrown since the admission writes the job; kept for compatibility).' },
   SLUICE_ERR_INVALID_RULES: { httpStatus: 500, help: 'The rules file failed validation; each issue names its path and line.' },
   SLUICE_ERR_INVALID_REQUEST: { httpStatus: 400, help: 'The HTTP body failed validation; the issues list says where.' },
   SLUICE_ERR_UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, help: 'The submit and decision routes take application/json only.' },

@@ -117,11 +117,8 @@ export function createSluice(options: SluiceOptions): Sluice {
     admission() {
       if (!admission) {
         const admissionClient = admissionClientFor(client);
-        let drops = 0;
         admissionClient.on('error', (error: Error) => observer?.onRedisError?.(error));
-        admissionClient.on('close', () => drops++);
-        admissionClient.on('-node', () => drops++);
-        admission = { client: admissionClient, scripts: new ScriptRegistry(admissionClient), drops: () => drops };
+        admission = { client: admissionClient, scripts: new ScriptRegistry(admissionClient) };
       }
       return admission;
     },

@@ -104,8 +104,10 @@ local function reposition_lane(lane_key, lane_id, waiting_key, ready_key, margin
 end
 
 -- The lane's outgoing units whose start is past are free again: drop them; returns the units still out.
-local function settle_outgoing(lane_key, outgoing_key, now)
-  local out = tonumber(redis.call('HGET', lane_key, 'od') or 0)
+-- `od`: the lane's field od when the caller has read it already (false: none), else it is read here.
+local function settle_outgoing(lane_key, outgoing_key, now, od)
+  if od == nil then od = redis.call('HGET', lane_key, 'od') end
+  local out = tonumber(od or 0)
   if out <= 0 then return 0 end
   local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', now)
   if #past > 0 then

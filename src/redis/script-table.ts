@@ -36,8 +36,11 @@ export const SCRIPT_TABLE = {
   limits: { keys: [], keysRest: 'states', argv: [], argvRest: 'decisions' },
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
-    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing'],
-    argv: ['now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas'],
+    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing', 'delayed', 'marker', 'events'],
+    argv: [
+      'now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas',
+      'park', 'jobName', 'dataHead', 'dataTail', 'optsTail', 'parkMs', 'eventHead', 'eventMaxLen',
+    ],
   },
   'throttle-dispatch': {
     keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta', 'delayed', 'wait', 'marker', 'events'],

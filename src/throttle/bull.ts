@@ -1,6 +1,6 @@
 // BullMQ's connections: a client beside the hot-path one, with the options BullMQ needs (blocking
 // commands that wait out a Redis restart rather than fail), and the admission client (the hot path's
-// options, for the admission script and the queue add), made from the same target.
+// options, for the admission script, which writes the submit's job too), made from the same target.
 import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 
@@ -46,8 +46,8 @@ export function bullClientFor(client: RedisClient): Redis | Cluster {
 
 /**
  * The admission client: the hot-path client's options (no offline queue, nothing re-sent after a
- * reconnect), on a connection of its own. A queue add re-sent after a reconnect could land in a Redis
- * restarted empty, where its lane unit does not exist: a job outside its lane's bound.
+ * reconnect), on a connection of its own. An admission re-sent after a reconnect could land in a Redis
+ * restarted empty after its caller was told it failed: a job nobody expects.
  */
 export function admissionClientFor(client: RedisClient): Redis | Cluster {
   if (client instanceof Cluster) {

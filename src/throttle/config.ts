@@ -168,8 +168,9 @@ export interface ThrottleTiming {
   /** An upstream call about to leave later than this after its start goes back to its lane instead. */
   sendHeadroomUs: number;
   /**
-   * After admission, the submitter has enqueued its job or given up by then (the admission and enqueue
-   * deadlines, plus a second): a job still missing afterwards is lost, and lane repair frees its unit.
+   * An admission without its job (readmit, schedule(), an older sluice's two-step submit) has its job,
+   * or its caller has given up, by then (two deadlines, plus a second): a job still missing afterwards is
+   * lost, and lane repair frees its unit. A submit writes its job with its unit: never indexed.
    */
   enqueueByUs: number;
   /** The spend quotas' script argument. */

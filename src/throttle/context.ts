@@ -13,11 +13,10 @@ export interface ThrottleContext {
   keys: KeyBuilder;
   /**
    * The admission client, made on first use: hot-path options (no offline queue, no re-send after a
-   * reconnect), one connection for the admission script AND the queue add, so both reach the same
-   * server. `drops()` counts its connection losses: a change between admission and add means the two
-   * may have reached different servers (Redis restarted empty in between).
+   * reconnect: an admission re-sent into a Redis restarted empty would admit what its caller was told
+   * failed). The admission script writes the submit's BullMQ job too; the throttle's queue reads go here.
    */
-  admission(): { client: Redis | Cluster; scripts: ScriptRegistry; drops(): number };
+  admission(): { client: Redis | Cluster; scripts: ScriptRegistry };
   /** The resilient client BullMQ and the outflow gate use (waits out a Redis restart), made on first use. */
   bull(): { client: Redis | Cluster; scripts: ScriptRegistry };
   observer?: ThrottleObserver | undefined;

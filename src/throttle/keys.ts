@@ -1,6 +1,6 @@
 // Every Redis key of one throttle. They all share one hash tag, so on a cluster the lanes, the global
 // meter and the throttle's BullMQ queue live in one slot and each script touches a single slot.
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
 import { shardJobId, shardSuffix } from './shards.js';
 
@@ -101,9 +101,25 @@ export class ThrottleKeys {
    * is itself a secret never reaches Redis), or random.
    */
   jobId(idempotencyKey?: string): string {
-    const id = idempotencyKey !== undefined ? `i${this.keys.hash(`${this.name}\u0000${idempotencyKey}`)}` : `j${randomBytes(12).toString('base64url')}`;
+    const id = idempotencyKey !== undefined ? `i${this.keys.hash(`${this.name}\u0000${idempotencyKey}`)}` : `j${randomId()}`;
     return shardJobId(id, this.shard.index, this.shard.count);
   }
+}
+
+/** Random bytes for job ids, drawn 256 ids at a time: one call to the system's generator per id cost ~4 µs a submit. */
+const ID_BYTES = 12;
+const pool = Buffer.alloc(ID_BYTES * 256);
+let poolAt = pool.length;
+
+/** 12 random bytes as base64url (16 characters), as randomBytes(12).toString('base64url') gives them. */
+function randomId(): string {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const id = pool.toString('base64url', poolAt, poolAt + ID_BYTES);
+  poolAt += ID_BYTES;
+  return id;
 }
 
 /** A lane queue member: `<job id>|<cost>` (the cost rides along so a lane can be repaired from it). */

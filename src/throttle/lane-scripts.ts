@@ -1,8 +1,9 @@
 // The one level that turns lane operations into script calls (lua/throttle-*.lua), and their replies
 // into typed results. Times in replies are Redis µs.
-import { SluiceError } from '../errors.js';
+import { SluiceError, isSluiceError } from '../errors.js';
+import { Deadline, deadlineError } from '../redis/deadline.js';
 import { integerArray, integerReply } from '../redis/reply.js';
-import { argvOf, keysOf, type ScriptArg } from '../redis/script-table.js';
+import { argvOf, type ScriptArg } from '../redis/script-table.js';
 import type { ManyKeyCall, ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
 import { laneMember, type ThrottleKeys } from './keys.js';
@@ -20,6 +21,25 @@ export type AdmitReply =
   | { kind: 'queue_full'; retryUs: number; depth: number; nowUs: number }
   | { kind: 'wait_too_long'; retryUs: number; waitUs: number; depth: number; nowUs: number }
   | { kind: 'quota_exhausted'; retryUs: number; depth: number; nowUs: number; quota: number };
+
+/**
+ * The BullMQ delayed job a submit's admission writes with it (lua/includes/bull-park.lua), as JSON
+ * pieces around what only the script knows (the predicted start, the position).
+ */
+export interface Park {
+  /** The BullMQ job name. */
+  name: string;
+  /** The job data JSON up to the predicted start: `{"l":<lane>,"c":<cost>,"p":<payload>`. */
+  dataHead: string;
+  /** The rest of the data JSON after `,"s":<ms>`, with the closing brace. */
+  dataTail: string;
+  /** The job options JSON after `{"jobId":"<id>"`, with the closing brace. */
+  optsTail: string;
+  parkMs: number;
+  /** The 'admitted' event's detail JSON up to `,"startsAtMs":`. */
+  eventHead: string;
+  eventMaxLen: number;
+}
 
 /** A worker's answer from the gate: start at `startUs`, or the job went back to its lane (park it). */
 export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; slotUs?: number; nowUs: number };
@@ -54,60 +74,71 @@ export class LaneScripts {
     private readonly timing: ThrottleTiming,
     private readonly capacity: number,
     private readonly burst: number,
-  ) {}
+  ) {
+    this.delayedKey = `${keys.jobPrefix}delayed`;
+    this.markerKey = `${keys.jobPrefix}marker`;
+  }
+
+  /** The BullMQ queue's delayed set and marker (BullMQ's own layout: `<prefix>:<queue>:delayed`). */
+  private readonly delayedKey: string;
+  private readonly markerKey: string;
 
   /**
    * `plan`: the lane's plan name, kept in the lane for the admin view ('' = none). The admissions of
    * one turn of the event loop go to Redis as one script call (one node; each admission still atomic
-   * and in issue order, docs/decisions/batched-admissions.md).
+   * and in issue order, docs/decisions/batched-admissions.md). `park`: write the job with the
+   * admission (a submit); without it the member alone is admitted and indexed for lane repair (a
+   * readmit's job exists already, a schedule() call has none). `deadline`: the call is answered with
+   * SLUICE_ERR_REDIS_UNAVAILABLE after `ms` and, if not sent by then, never sent; without one it waits.
    */
-  async admit(laneId: string, jobId: string, cost: number, idempotent: boolean, now: string, plan = ''): Promise<AdmitReply> {
+  admit(
+    laneId: string,
+    jobId: string,
+    cost: number,
+    idempotent: boolean,
+    now: string,
+    plan = '',
+    park?: Park,
+    deadline?: { ms: number; what: string },
+  ): Promise<AdmitReply> {
     const t = this.timing;
-    const keys = keysOf('throttle-admit', {
-      lane: this.keys.lane(laneId),
-      laneQueue: this.keys.laneQueue(laneId),
-      busy: this.keys.busy,
-      job: this.keys.job(jobId),
-      pending: this.keys.pending,
-      waiting: this.keys.waiting,
-      global: this.keys.global,
-      wake: this.keys.wake,
-      laneOutgoing: this.keys.laneOutgoing(laneId),
-    });
-    const args = argvOf('throttle-admit', {
+    const k = this.keys;
+    // Positional, in the order of the script table's 'throttle-admit' (src/redis/script-table.ts): the hot
+    // path of every submit, built without the by-name mapping.
+    const keys = [
+      k.lane(laneId),
+      k.laneQueue(laneId),
+      k.busy,
+      k.job(jobId),
+      k.pending,
+      k.waiting,
+      k.global,
+      k.wake,
+      k.laneOutgoing(laneId),
+      this.delayedKey,
+      this.markerKey,
+      k.events,
+    ];
+    const args: ScriptArg[] = [
       now,
       jobId,
       cost,
-      capacity: this.capacity,
-      laneIntervalUs: t.laneIntervalUs,
-      burst: this.burst,
-      globalIntervalUs: t.globalIntervalUs,
-      maxWaitUs: t.maxWaitUs,
+      this.capacity,
+      t.laneIntervalUs,
+      this.burst,
+      t.globalIntervalUs,
+      t.maxWaitUs,
       laneId,
-      marginPpm: t.marginPpm,
-      idempotent: idempotent ? 1 : 0,
-      enqueueWithinUs: t.enqueueByUs,
-      planName: plan,
-      quotas: t.quotas.arg(now),
+      t.marginPpm,
+      idempotent ? 1 : 0,
+      t.enqueueByUs,
+      plan,
+      t.quotas.arg(now),
+    ];
+    if (park) args.push(1, park.name, park.dataHead, park.dataTail, park.optsTail, park.parkMs, park.eventHead, park.eventMaxLen);
+    return new Promise((resolve, reject) => {
+      this.scripts.submitMany('throttle-admit', new AdmitCall(keys, args, resolve, reject, deadline));
     });
-    const reply = integerArray('throttle-admit', await admitCall(this.scripts, keys, args), 4, 5);
-    const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
-    switch (code) {
-      case 1:
-        return { kind: 'admitted', startUs: a, position: b, nowUs };
-      case 2:
-        return { kind: 'queued-duplicate', startUs: a, position: b, nowUs };
-      case 3:
-        return { kind: 'finished-duplicate', nowUs };
-      case -1:
-        return { kind: 'queue_full', retryUs: a, depth: b, nowUs };
-      case -2:
-        return { kind: 'wait_too_long', retryUs: a, waitUs: b, depth: depth ?? 0, nowUs };
-      case -3:
-        return { kind: 'quota_exhausted', retryUs: a, depth: b, nowUs, quota: depth ?? 0 };
-      default:
-        throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle-admit answered ${JSON.stringify(reply)}`);
-    }
   }
 
   /**
@@ -271,14 +302,70 @@ export function dispatchKeys(keys: ThrottleKeys) {
   };
 }
 
+/** The reply of throttle-admit as a typed result. */
+function admitReply(raw: unknown): AdmitReply {
+  const reply = integerArray('throttle-admit', raw, 4, 5);
+  const [code, a, b, nowUs, depth] = reply as [number, number, number, number, number | undefined];
+  switch (code) {
+    case 1:
+      return { kind: 'admitted', startUs: a, position: b, nowUs };
+    case 2:
+      return { kind: 'queued-duplicate', startUs: a, position: b, nowUs };
+    case 3:
+      return { kind: 'finished-duplicate', nowUs };
+    case -1:
+      return { kind: 'queue_full', retryUs: a, depth: b, nowUs };
+    case -2:
+      return { kind: 'wait_too_long', retryUs: a, waitUs: b, depth: depth ?? 0, nowUs };
+    case -3:
+      return { kind: 'quota_exhausted', retryUs: a, depth: b, nowUs, quota: depth ?? 0 };
+    default:
+      throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle-admit answered ${JSON.stringify(reply)}`);
+  }
+}
+
 /**
- * One admission handed to the registry, which sends it with the others of the same turn. Always
- * pending: the caller's deadline answers the submit, and an admission sent late is only a unit that
- * lane repair frees (its job never appears), exactly as one sent alone that timed out.
+ * One admission handed to the registry, which sends it with the others of the same turn; the call, its
+ * deadline and its answer in one object (no timer, closure or promise chain of its own: the deadline
+ * is a link in the shared list of src/redis/deadline.ts). Pending while the deadline runs: a call not
+ * sent by then is never sent, so a submit answered with an error admitted nothing unless its call was
+ * already on the way (then its job and unit exist together, as for any admission).
  */
-function admitCall(scripts: ScriptRegistry, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const call: ManyKeyCall = { keys, args, onReply: resolve, onError: reject, pending: true };
-    scripts.submitMany('throttle-admit', call);
-  });
+class AdmitCall extends Deadline implements ManyKeyCall {
+  private readonly forever: boolean;
+
+  constructor(
+    readonly keys: readonly string[],
+    readonly args: readonly ScriptArg[],
+    private readonly resolve: (reply: AdmitReply) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly deadline: { ms: number; what: string } | undefined,
+  ) {
+    super();
+    this.forever = deadline === undefined;
+    if (deadline) this.start(deadline.ms);
+  }
+
+  override get pending(): boolean {
+    return this.forever || super.pending;
+  }
+
+  protected expire(): void {
+    this.reject(deadlineError(this.deadline!.what, this.deadline!.ms));
+  }
+
+  onReply(raw: unknown): void {
+    if (!this.forever && !this.settle()) return;
+    try {
+      this.resolve(admitReply(raw));
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  onError(error: unknown): void {
+    if (!this.forever && !this.settle()) return;
+    if (isSluiceError(error) || !this.deadline) this.reject(error);
+    else this.reject(new SluiceError('SLUICE_ERR_REDIS_UNAVAILABLE', `${this.deadline.what}: ${(error as Error).message}`, { cause: error }));
+  }
 }

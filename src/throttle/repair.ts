@@ -1,6 +1,7 @@
-// Lane repair: a submitter that died between admission and enqueue leaves a queued member with no
-// job behind it, which would hold a unit of the lane's capacity forever. Every admission is indexed in
-// the throttle's pending set with the instant by which its job must exist; workers read only the
+// Lane repair: an admission without its job whose caller died (a schedule() call, an operator's retry;
+// or an older sluice's submit, which enqueued in a second step: a submit now writes its job with its
+// unit) leaves a queued member with no job behind it, which would hold a unit of the lane's capacity
+// forever. Such an admission is indexed in the throttle's pending set with the instant by which its job must exist; workers read only the
 // entries that came due, so a lost unit is freed a few seconds after its submitter gave up, however
 // many lanes there are. A slow walk over the busy lanes stays as a backstop (members admitted by an
 // older version, or whose pending entry was lost). And a dispatched job that no worker took within

@@ -1,13 +1,13 @@
 // The throttle façade: per-key bounded lanes drained at a fixed rate, with jobs on one shared BullMQ
-// queue. Admission is one script call (exact bound, predicted start) then one BullMQ add of the job,
-// parked in the delayed set (the admissions of one event-loop turn go as one script call, per slot on a cluster); the dispatcher (in every worker process) hands each job to the workers
+// queue. Admission is one script call (exact bound, predicted start) that also writes the job, parked in
+// BullMQ's delayed set (the admissions of one event-loop turn go as one script call, per slot on a cluster); the dispatcher (in every worker process) hands each job to the workers
 // just before the start instant it chose, and the worker starts it at that instant.
 // A throttle with `shards` > 1 is N such throttles of N hash tags (src/throttle/shards.ts); this one then
 // routes each call to the shard of its lane or job, and its workers divide the global cap (share-allocator.ts).
 import { Queue } from 'bullmq';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { SluiceError, isSluiceError } from '../errors.js';
-import { withDeadline } from '../redis/deadline.js';
+import { deadlineError, withDeadline } from '../redis/deadline.js';
 import { whenReady } from '../redis/connection.js';
 import type { IdentityOptions } from '../redis/keys.js';
 import { UpstreamLearner } from './upstream-learn.js';
@@ -15,14 +15,14 @@ import { parseThrottleConfig, timingOf, type ThrottleConfig, type ThrottleConfig
 import type { ThrottleContext } from './context.js';
 import { jobStatusOf, type JobData, type JobStatus } from './job-status.js';
 import { ThrottleKeys, laneMember } from './keys.js';
-import { LaneScripts, type AdmitReply } from './lane-scripts.js';
+import { LaneScripts, type AdmitReply, type Park } from './lane-scripts.js';
 import { laneLimitsOf, planOf, type LaneLimits } from './lane-limits.js';
 import { LaneVariants } from './lane-variants.js';
-import { checkPayload } from './payload.js';
+import { payloadJson } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
-import { JobEventStream, ShardedJobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
+import { EVENT_STREAM_MAXLEN, JobEventStream, ShardedJobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
 import { waitForJob } from './wait.js';
 import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
@@ -98,6 +98,12 @@ export class Throttle {
   private readonly variants: LaneVariants;
   private queue: Queue<JobData> | undefined;
   private preparing: Promise<void> | undefined;
+  /** prepare() succeeded: a submit on a ready connection goes straight to its admission. */
+  private prepared = false;
+  /** The parked job's options JSON after its id (the same for every job of the throttle): attempts, backoff, the park. */
+  private readonly optsTail: string;
+  /** What a submit's deadline error names. */
+  private readonly submitWhat: string;
   /** A sharded throttle's configuration is in Redis (prepare() succeeded once): its submits go straight to a shard. */
   private published = false;
   private dispatcherCache: Dispatcher | undefined;
@@ -129,6 +135,12 @@ export class Throttle {
     if (shard && timing.globalIntervalUs > 0) timing.globalIntervalUs = Math.round(1e6 / Math.floor(this.config.globalRatePerSecond! / shard.count));
     this.timing = timing;
     this.variants = new LaneVariants(ctx, this.keys, this.config);
+    this.submitWhat = `throttle '${name}' submit`;
+    // As queue.add(name, data, { jobId, delay: PARK_MS, attempts, backoff }) stores them. Retention is set
+    // once on the workers: in every job's options it would make each job's hash too big for Redis's
+    // compact encoding (~690 B a job instead of ~200).
+    const { attempts, backoff } = this.config;
+    this.optsTail = `,"delay":${PARK_MS},"attempts":${attempts}${backoff ? `,"backoff":${JSON.stringify({ type: backoff.type, delay: backoff.delayMs })}` : ''}}`;
     if (!shard && this.config.shards > 1) {
       this.shardList = Array.from({ length: this.config.shards }, (_, index) => new Throttle(ctx, name, this.config, { index, count: this.config.shards }));
       for (const s of this.shardList) s.siblings = this.shardList;
@@ -162,7 +174,7 @@ export class Throttle {
     return this.allocatorCache;
   }
 
-  /** Lane scripts on the admission client: the connection the queue add also goes through. */
+  /** Lane scripts on the admission client (a submit's admission writes its job too). */
   private get admitLanes(): LaneScripts {
     this.admitLanesCache ??= new LaneScripts(this.ctx.admission().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
     return this.admitLanesCache;
@@ -288,26 +300,41 @@ export class Throttle {
     const plan = this.planName(options.plan);
     const limits = this.limitsOf(laneId, plan);
     const cost = checkCost(options.cost, limits.capacity, 'the lane capacity', 'it could never be admitted');
-    checkPayload(payload, this.config.maxPayloadBytes);
+    const payloadText = payloadJson(payload, this.config.maxPayloadBytes);
     const jobId = this.keys.jobId(options.id);
-    let drops = 0;
-    const reply = await this.withinDeadline('submit', async () => {
-      await this.prepare();
-      drops = this.ctx.admission().drops();
-      return this.variants.admit(limits).admit(laneId, jobId, cost, options.id !== undefined, nowArg(options.nowMs), plan ?? '');
-    });
-    this.ctx.observer?.onSubmit?.({
-      queue: this.name,
-      outcome: reply.kind === 'admitted' ? 'admitted' : reply.kind === 'queued-duplicate' || reply.kind === 'finished-duplicate' ? 'duplicate' : reply.kind,
-      cost,
-      ...(reply.kind === 'admitted' ? { waitMs: (reply.startUs - reply.nowUs) / 1000 } : {}),
-    });
-    if (reply.kind === 'quota_exhausted') {
-      const q = this.quotaOf(reply.quota);
-      this.ctx.observer?.onQuotaRefusal?.({ queue: this.name, scope: q.scope, period: q.period });
+    const ms = this.config.submitTimeoutMs;
+    const what = this.submitWhat;
+    // The admission writes the job too, parked in BullMQ's delayed set (lua/throttle-admit.lua): one
+    // atomic call, so no job ever lacks its lane unit and no unit its job, whatever fails in between.
+    const laneJson = JSON.stringify(laneId);
+    const park: Park = {
+      name: this.name,
+      dataHead: `{"l":${laneJson},"c":${cost},"p":${payloadText}`,
+      dataTail: dataTailOf(options.tenant, plan, options),
+      optsTail: this.optsTail,
+      parkMs: PARK_MS,
+      eventHead: options.tenant === undefined ? `{"lane":${laneJson}` : `{"lane":${laneJson},"tenant":${JSON.stringify(options.tenant)}`,
+      eventMaxLen: EVENT_STREAM_MAXLEN,
+    };
+    const lanes = this.variants.admit(limits);
+    const now = nowArg(options.nowMs);
+    const idempotent = options.id !== undefined;
+    let reply: AdmitReply;
+    const client = this.ctx.admission().client;
+    if (this.prepared && client.status === 'ready' && !(client instanceof Cluster)) {
+      if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
+      // The hot path: one object per call carries its deadline (lane-scripts.ts, AdmitCall).
+      reply = await lanes.admit(laneId, jobId, cost, idempotent, now, plan ?? '', park, { ms, what });
+    } else {
+      // First call, a reconnect, a cluster: wait for the connection and the queue within the same deadline.
+      const begun = performance.now();
+      await this.withinDeadline('submit', () => this.prepare());
+      const left = Math.floor(ms - (performance.now() - begun));
+      if (left <= 0) throw deadlineError(what, ms);
+      reply = await lanes.admit(laneId, jobId, cost, idempotent, now, plan ?? '', park, { ms: left, what });
     }
-    if (reply.kind === 'admitted') this.ctx.observer?.onLaneDepth?.({ queue: this.name, depth: reply.position + 1 });
-    else if (reply.kind === 'queue_full') this.ctx.observer?.onLaneDepth?.({ queue: this.name, depth: reply.depth });
+    const observer = this.ctx.observer;
+    if (observer) this.observe(observer, reply, cost);
     switch (reply.kind) {
       case 'queue_full':
       case 'wait_too_long':
@@ -321,27 +348,33 @@ export class Throttle {
           ...(reply.kind === 'quota_exhausted' ? { quota: this.quotaOf(reply.quota) } : {}),
         };
       case 'queued-duplicate':
-        // The first submit may have died (or timed out) between its admission and its enqueue: adding
-        // the job again under the same id is a no-op when it exists and repairs the lane when it does not.
-        await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops, false);
+        // Its job is there: the first submit wrote it with the admission (or this one did, when an older
+        // version's submitter died between its admission and its enqueue).
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
       case 'finished-duplicate': {
-        const job = await this.queue!.getJob(jobId);
+        const job = await this.withinDeadline('submit', () => this.queue!.getJob(jobId));
         return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
       }
       case 'admitted':
-        // Sent on the admission connection just before the job's add, not awaited: Redis runs one
-        // connection's commands in order, so it is in the stream before any worker can start the job,
-        // at no extra round trip. (A submit whose add then fails leaves this event behind.)
-        void this.recordEvent(
-          'admitted',
-          jobId,
-          { lane: laneId, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position },
-          this.ctx.admission().client,
-        );
-        await this.enqueue(laneId, jobId, cost, payload, reply, { ...owner(options.tenant, plan), ...callbackOf(options) }, drops);
+        // The 'admitted' event was written by the script, before any worker could start the job.
         return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
     }
+  }
+
+  /** What a submit tells the observer (metrics): its outcome, wait, lane depth, a quota refusal. */
+  private observe(observer: NonNullable<ThrottleContext['observer']>, reply: AdmitReply, cost: number): void {
+    observer.onSubmit?.({
+      queue: this.name,
+      outcome: reply.kind === 'admitted' ? 'admitted' : reply.kind === 'queued-duplicate' || reply.kind === 'finished-duplicate' ? 'duplicate' : reply.kind,
+      cost,
+      ...(reply.kind === 'admitted' ? { waitMs: (reply.startUs - reply.nowUs) / 1000 } : {}),
+    });
+    if (reply.kind === 'quota_exhausted') {
+      const q = this.quotaOf(reply.quota);
+      observer.onQuotaRefusal?.({ queue: this.name, scope: q.scope, period: q.period });
+    }
+    if (reply.kind === 'admitted') observer.onLaneDepth?.({ queue: this.name, depth: reply.position + 1 });
+    else if (reply.kind === 'queue_full') observer.onLaneDepth?.({ queue: this.name, depth: reply.depth });
   }
 
   /**
@@ -508,69 +541,6 @@ export class Throttle {
     await this.queue?.close();
   }
 
-  /** Adds the admitted job to BullMQ, parked until the dispatcher hands it out; on failure frees its unit when it is ours. */
-  private async enqueue(
-    laneId: string,
-    jobId: string,
-    cost: number,
-    payload: unknown,
-    reply: { startUs: number; nowUs: number },
-    owned: Pick<JobData, 't' | 'pl' | 'cb' | 'cbp'>,
-    dropsAtAdmission: number,
-    ownsAdmission = true,
-  ) {
-    const startMs = Math.ceil(reply.startUs / 1000);
-    const { attempts, backoff } = this.config;
-    try {
-      await this.withinDeadline('enqueue', () =>
-        this.queue!.add(
-          this.name,
-          { l: laneId, c: cost, p: payload, s: startMs, ...owned },
-          {
-            jobId,
-            // Parked: the dispatcher promotes it at its turn; the delay only brings back a job whose
-            // dispatch was lost (the worker then queues it again at the head of its lane).
-            delay: PARK_MS,
-            attempts,
-            ...(backoff ? { backoff: { type: backoff.type, delay: backoff.delayMs } } : {}),
-            // Retention is set once on the workers: in every job's options it would make each job's
-            // hash too big for Redis's compact encoding (~690 B a job instead of ~200).
-          },
-        ),
-      );
-    } catch (error) {
-      // Answered without the job (or we cannot know): the lane unit is freed unless the job is there.
-      // The repair runs after the add on the same connection and checks the job inside the script, so
-      // an add that landed despite the error (a deadline that passed while its reply was on the way)
-      // keeps its unit and its job is started normally: the bound stays exact either way.
-      if (ownsAdmission) await this.admitLanes.repair(laneId, [laneMember(jobId, cost)]).catch(() => undefined);
-      throw new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': could not enqueue job ${jobId}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (this.ctx.admission().drops() !== dropsAtAdmission) await this.confirmEnqueued(laneId, jobId, cost);
-  }
-
-  /**
-   * The connection dropped between admission and add, so the add may have reached another server than
-   * the admission (Redis restarted empty): a job there without its lane unit would be outside the
-   * lane's bound. Its unit is there, or the job is taken back out and the submit fails.
-   */
-  private async confirmEnqueued(laneId: string, jobId: string, cost: number): Promise<void> {
-    const fail = (why: string) =>
-      new SluiceError('SLUICE_ERR_SUBMIT_FAILED', `throttle '${this.name}': job ${jobId} ${why}; nothing was queued`);
-    try {
-      const held = await this.withinDeadline('enqueue', () => this.ctx.admission().client.zscore(this.keys.laneQueue(laneId), laneMember(jobId, cost)));
-      if (held !== null) return;
-      // BullMQ removes a job that no worker holds; one a worker already started stays (and is the answer).
-      const removed = await this.withinDeadline('enqueue', () => this.queue!.remove(jobId));
-      if (removed === 1) throw fail('lost its lane admission when Redis restarted between admission and enqueue');
-    } catch (error) {
-      if (isSluiceError(error, 'SLUICE_ERR_SUBMIT_FAILED')) throw error;
-      throw fail(`could not be confirmed after a lost connection (${(error as Error).message})`);
-    }
-  }
-
   /** Creates the queue and publishes the configuration for workers in other processes, once. */
   private prepare(): Promise<void> {
     this.preparing ??= (async () => {
@@ -583,6 +553,7 @@ export class Throttle {
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
       await client.set(this.keys.config, JSON.stringify(this.config));
+      this.prepared = true;
     })().catch((error: unknown) => {
       this.preparing = undefined;
       throw error;
@@ -601,15 +572,16 @@ export class Throttle {
 
 }
 
-/** The job data fields naming its tenant and plan (absent when none: old jobs and the library without tenants). */
-function owner(tenant: string | undefined, plan: string | undefined): { t?: string; pl?: string } {
-  return { ...(tenant !== undefined ? { t: tenant } : {}), ...(plan !== undefined ? { pl: plan } : {}) };
-}
-
-/** The job data fields of a callback (absent without one). */
-function callbackOf(options: SubmitOptions): Pick<JobData, 'cb' | 'cbp'> {
-  if (options.callbackUrl === undefined) return {};
-  return { cb: options.callbackUrl, ...(options.callbackPrivateAllowed ? { cbp: 1 as const } : {}) };
+/**
+ * The job data JSON after its predicted start: its tenant and plan (absent when none: old jobs and the
+ * library without tenants), its callback; the closing brace. The fields of JobData, in its order.
+ */
+function dataTailOf(tenant: string | undefined, plan: string | undefined, options: SubmitOptions): string {
+  let tail = '';
+  if (tenant !== undefined) tail += `,"t":${JSON.stringify(tenant)}`;
+  if (plan !== undefined) tail += `,"pl":${JSON.stringify(plan)}`;
+  if (options.callbackUrl !== undefined) tail += `,"cb":${JSON.stringify(options.callbackUrl)}${options.callbackPrivateAllowed ? ',"cbp":1' : ''}`;
+  return tail + '}';
 }
 
 function nowArg(nowMs: number | undefined): string {

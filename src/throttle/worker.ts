@@ -70,8 +70,9 @@ export interface ThrottleWorkerOptions {
   maxStalledCount?: number;
   /**
    * How often lane repair runs (ms, default 2,000; 0 = never). Each pass reads only the admissions whose
-   * job should exist by now (2 x submitTimeoutMs + 1 s after admission), so a unit left by a submitter
-   * that died before its enqueue is freed within about 2 x submitTimeoutMs + 1 s + this interval.
+   * job should exist by now (2 x submitTimeoutMs + 1 s after admission), so a unit admitted without its
+   * job (a schedule() call or a retry whose caller died; a submit writes its job with its unit) is freed
+   * within about 2 x submitTimeoutMs + 1 s + this interval.
    */
   repairIntervalMs?: number;
   /**

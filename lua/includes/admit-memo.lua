@@ -1,0 +1,54 @@
+-- includes/admit-memo.lua: what the admissions of one script run (a batch, src/redis/scripts.ts) read or do
+-- once. A throttle's global hash is only read by an admission (the dispatcher, the gate, pauses and
+-- the shares allocator write it, never inside an admission batch): the first admission of a throttle in
+-- the run reads it, the others of the same throttle reuse the answer.
+local global_memo = {}
+
+-- HMGET of the global hash's fields s, p, xi, xe, v (the meter, the pause, the share and its expiry,
+-- the virtual time).
+local function global_state(key)
+  local g = global_memo[key]
+  if not g then
+    g = redis.call('HMGET', key, 's', 'p', 'xi', 'xe', 'v')
+    global_memo[key] = g
+  end
+  return g
+end
+
+-- The dispatchers are woken once per run and throttle: a second message in the same instant wakes
+-- nobody who was not woken by the first.
+local woken_memo = {}
+
+local function wake_once(channel)
+  if not woken_memo[channel] then
+    woken_memo[channel] = true
+    redis.call('PUBLISH', channel, '1')
+  end
+end
+
+-- A lane queue's last score and size: read by the run's first admission into the lane, then kept as
+-- the run's admissions append to it (nothing else changes a lane queue inside an admission batch).
+local tail_memo = {}
+
+local function lane_tail(key)
+  local t = tail_memo[key]
+  if not t then
+    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    t = { last = tonumber(last[2]), count = redis.call('ZCARD', key) }
+    tail_memo[key] = t
+  end
+  return t
+end
+
+-- A lane's fields c, p, d, od, v: read by the run's first admission into the lane, then kept up to date
+-- by the admissions (only they write the lane inside an admission batch: d, od, v; never c or p).
+local lane_memo = {}
+
+local function lane_state(key)
+  local st = lane_memo[key]
+  if not st then
+    st = redis.call('HMGET', key, 'c', 'p', 'd', 'od', 'v')
+    lane_memo[key] = st
+  end
+  return st
+end
