@@ -46,7 +46,7 @@ async function stateOf(raw: Redis, keys: readonly string[]): Promise<{ type: str
   const out = [];
   for (const key of keys) {
     const type = await raw.type(key);
-    const value = type === 'string' ? await raw.get(key) : type === 'zset' ? await raw.zrange(key, 0, -1, 'WITHSCORES') : null;
+    const value = type === 'string' ? await raw.get(key) : type === 'zset' ? await raw.zrange(key, '0', '-1', 'WITHSCORES') : null;
     const expireAtMs = Number(await raw.call('PEXPIRETIME', key));
     out.push({ type, value, expireAtMs });
   }
