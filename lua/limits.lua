@@ -4,10 +4,10 @@
 -- returns {allowed 0|1, decision 1, decision 2, ...}: allowed = 1 when every limit allowed and all were
 -- charged; each decision is its script's {allowed 0|1, remaining, retryAfter, resetAt}.
 -- Every limit is decided before anything is written, at one instant (Redis TIME is read once per run),
--- and all are charged only if all allow, so nothing is ever partly charged. One pass, one read per
--- limit: a limit whose state is one string value (fixed-window, sliding-counter, token-bucket, gcra)
--- is decided as its charge on the value read, and its SET waits until every limit has allowed; a
--- sorted-set limit (sliding-log, concurrency-acquire) is checked in the pass and charged after it.
+-- and all are charged only if all allow, so nothing is ever partly charged. One pass: the limits
+-- whose state is one string value (fixed-window, sliding-counter, token-bucket, gcra) are read in one
+-- MGET and each decided as its charge on its value, their SETs waiting until every limit has allowed;
+-- a sorted-set limit (sliding-log, concurrency-acquire) is checked in the pass and charged after it.
 -- When one refuses, each limit is reported as its check (record = 0) would report it, and nothing is
 -- written. Two limits on one key (two rules with one policy and one descriptor) are the exception:
 -- the second decision must see the first charge, so every limit is checked, then all are charged in

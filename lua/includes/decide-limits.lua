@@ -27,9 +27,11 @@ local LIMIT_OF_STATE = {
 }
 
 -- Per limit i of the call being decided: its decision script, the offset of its arguments in argv,
--- the value read, the value to write and its ttl. Reused by every call of a batch: a call runs to its
+-- the value read (string-state limits), the value to write and its ttl (nil: nothing to write). Reused by every call of a batch: a call runs to its
 -- end before the next begins, and every entry it reads it has set.
 local lim_name, lim_at, lim_read, lim_write, lim_px = {}, {}, {}, {}, {}
+-- The keys of the string-state limits, in order, for their one MGET.
+local lim_key = {}
 
 -- Every limit checked, then all charged in order, the keys saved first and put back if a charge
 -- refuses: for two limits on one key, where a check cannot foresee the charge before it.
@@ -83,18 +85,33 @@ local function decide_limits(keys, argv)
   end
   if shared then return decide_limits_shared(keys, argv, n) end
 
+  -- The string values, all in one MGET: a command from a script costs ~1 µs of bridging beyond its own
+  -- work, more than a GET itself. Nothing is written before the last decision, so they stay current.
+  local m = 0
+  for i = 1, n do
+    if LIMIT_OF_STATE[lim_name[i]] then
+      m = m + 1
+      lim_key[m] = keys[i]
+    end
+  end
+  local values
+  if m == 1 then values = {redis.call('GET', lim_key[1])} elseif m > 1 then values = redis.call('MGET', unpack(lim_key, 1, m)) end
+
   local replies = {0}
   local all = true
+  local v = 0
   for i = 1, n do
     local name, o = lim_name[i], lim_at[i]
     local of = LIMIT_OF_STATE[name]
     local reply
-    if of and all then
-      local state = redis.call('GET', keys[i])
-      reply, lim_write[i], lim_px[i] = of(state, argv, o, argv[o + 5] == '1')
+    if of then
+      v = v + 1
+      local state = values[v]
+      -- Until a limit refuses, each is decided as its charge; after, as a check (nothing is charged).
+      reply, lim_write[i], lim_px[i] = of(state, argv, o, all and argv[o + 5] == '1')
       lim_read[i] = state
     else
-      -- Sorted-set state, or a limit after a refusal (nothing will be charged): a check.
+      -- Sorted-set state: checked now, charged once all have allowed.
       reply = LIMIT_DECIDERS[name](keys[i], argv, o, false)
       lim_write[i] = nil
     end
