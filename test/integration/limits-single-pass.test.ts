@@ -107,14 +107,15 @@ describe('limits script, single pass == the two-pass reference', () => {
             const b = before[i]!;
             expect({ type: s.type, value: s.value }, `state of ${keys[i]} at ${now}`).toEqual({ type: b.type, value: b.value });
             // The same PX, given a moment later: the expiry is the same but for the time between the two
-            // calls and a few ms of Redis's own (an expiry inside a script counts from a time the server
-            // cached, which can be a few ms from TIME's; a key put back by RESTORE gets its PTTL, in
-            // whole ms, back). Every state ttl has a 1 s margin (includes/now.lua), and the values and
-            // replies are compared exactly.
+            // calls, and what Redis's clock adds: a key put back by RESTORE gets its PTTL back in whole
+            // ms, and an expiry set inside a script has been seen up to 12 ms past the calls' span as
+            // TIME measured it (sorted sets, on a loaded 2-core VM). Hence 100 ms either way: every
+            // state ttl carries a 1 s margin (includes/now.lua), a wrong ttl formula is off by a
+            // window or that second, and the values and replies are compared exactly.
             if (b.expireAtMs < 0) expect(s.expireAtMs, `expiry of ${keys[i]}`).toBe(b.expireAtMs);
             else {
-              expect(s.expireAtMs - b.expireAtMs, `expiry of ${keys[i]}`).toBeGreaterThanOrEqual(-10);
-              expect(s.expireAtMs - b.expireAtMs, `expiry of ${keys[i]}`).toBeLessThanOrEqual(elapsedMs + 10);
+              expect(s.expireAtMs - b.expireAtMs, `expiry of ${keys[i]}`).toBeGreaterThanOrEqual(-100);
+              expect(s.expireAtMs - b.expireAtMs, `expiry of ${keys[i]}`).toBeLessThanOrEqual(elapsedMs + 100);
             }
           });
         }
