@@ -5,7 +5,7 @@
 // races another between its peek and its charge can be partly charged; no limit is ever exceeded).
 import { Deadline, deadlineError } from '../redis/deadline.js';
 import { isDecisionReply, malformedReply } from '../redis/reply.js';
-import type { ScriptArg } from '../redis/script-table.js';
+import { countText, type ScriptArg } from '../redis/script-table.js';
 import type { ManyKeyCall } from '../redis/scripts.js';
 import { oneSlot } from '../redis/slots.js';
 import type { Decision } from './decision.js';
@@ -52,7 +52,7 @@ function send(calls: readonly LimitCall[], prepared: PreparedCall[]): Promise<Al
   const args: ScriptArg[] = [];
   for (let i = 0; i < calls.length; i++) {
     const a = prepared[i]!.args;
-    args.push(calls[i]!.limiter.script, a.length);
+    args.push(calls[i]!.limiter.script, countText(a.length));
     for (const v of a) args.push(v);
   }
   const call = new AllCall(calls, prepared, keys, args, ctx.observer ? performance.now() : 0);

@@ -13,7 +13,7 @@ import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
-import { SCRIPT_NAMES, argvOf, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
+import { SCRIPT_NAMES, argvOf, countText, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
 export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
 
@@ -225,7 +225,7 @@ export class ScriptRegistry {
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     const client = this.client;
     const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
-      client instanceof Cluster ? sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], pending) : client[cmd](first, keys.length, ...keys, ...args);
+      client instanceof Cluster ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending) : client[cmd](first, countText(keys.length), ...keys, ...args);
     return send('evalsha', s.sha).catch((error: unknown) => {
       if (isNoScript(error) && pending()) return send('eval', s.lua);
       throw error;
@@ -275,9 +275,9 @@ export class ScriptRegistry {
       return;
     }
     const keys: string[] = [];
-    const args: ScriptArg[] = [live.length];
-    for (const c of live) args.push(c.keys.length);
-    for (const c of live) args.push(c.args.length);
+    const args: ScriptArg[] = [countText(live.length)];
+    for (const c of live) args.push(countText(c.keys.length));
+    for (const c of live) args.push(countText(c.args.length));
     for (const c of live) {
       for (const k of c.keys) keys.push(k);
       for (const a of c.args) args.push(a);
@@ -323,7 +323,7 @@ export class ScriptRegistry {
     const single = calls.length === 1;
     const s = this.scripts.get(single ? name : batchName(name))!;
     const keys: string[] = [];
-    const args: ScriptArg[] = single ? [...calls[0]!.args] : [calls[0]!.args.length];
+    const args: ScriptArg[] = single ? [...calls[0]!.args] : [countText(calls[0]!.args.length)];
     for (const call of calls) {
       keys.push(call.key);
       if (!single) for (const a of call.args) args.push(a);
@@ -341,8 +341,8 @@ export class ScriptRegistry {
     // On a cluster a call is alone (single) and may be redirected: only while its caller still waits.
     const send =
       client instanceof Cluster
-        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], () => calls[0]!.pending !== false)
-        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, keys.length, ...keys, ...args);
+        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], () => calls[0]!.pending !== false)
+        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
     try {
       send('evalsha', s.sha).then(deliver, (error: unknown) => {
         // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe
