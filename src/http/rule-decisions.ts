@@ -8,7 +8,7 @@ import type { Decision } from '../limiters/decision.js';
 import type { LimitCallOptions, Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { RuleOutcome } from '../metrics/metrics.js';
-import { descriptorIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
+import { descriptorIdentity, entryIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
 
 /** Makes limiters: the sluice instance's `limiter` (with the options the edge wants, such as the deny cache). */
 export type LimiterFactory = (policy: PolicyInput | Policy) => Limiter;
@@ -81,13 +81,12 @@ export function decideRules(
       if (r.rule.shadowMode) (shadow ??= []).push(r);
       else enforcing.push(r);
     }
-    // Without a slot key every rule's call has the same options: one object per request, not per rule.
-    const plain: LimitCallOptions = { cost, sensitive: true };
-    const optionsOf = (r: RuleDecision): LimitCallOptions => (slotKey === undefined ? plain : { cost, ...ruleKeyOptions(r.entries, slotKey) });
+    // One options object per distinct slot in a request (usually one), not one per rule.
+    const options = new CallOptions(cost, slotKey);
     const shadowDone = shadow
       ? Promise.all(
           shadow.map((r) =>
-            r.limiter!.limit(r.identity, optionsOf(r)).then((d) => {
+            r.limiter!.limit(r.identity, options.of(r.entries)).then((d) => {
               r.decision = d;
             }),
           ),
@@ -96,7 +95,7 @@ export function decideRules(
     const calls: LimitCall[] = new Array<LimitCall>(enforcing.length);
     for (let i = 0; i < enforcing.length; i++) {
       const r = enforcing[i]!;
-      calls[i] = { limiter: r.limiter!, key: r.identity, options: optionsOf(r) };
+      calls[i] = { limiter: r.limiter!, key: r.identity, options: options.of(r.entries) };
     }
     const finish = (all: AllDecisions): { allowed: boolean; results: RuleDecision[] } => {
       for (let i = 0; i < enforcing.length; i++) enforcing[i]!.decision = all.decisions[i];
@@ -117,6 +116,41 @@ export function decideRules(
 }
 
 /**
+ * The call options of a request's rules: ruleKeyOptions with the request's cost, made once per slot
+ * value (the rules of one client share their slot entry), without the closure, spread and arrays of
+ * building them per rule.
+ */
+class CallOptions {
+  private readonly plain: LimitCallOptions;
+  private slotValue: string | undefined;
+  private slotted: LimitCallOptions | undefined;
+
+  constructor(
+    private readonly cost: number,
+    private readonly slotKey: string | undefined,
+  ) {
+    this.plain = { cost, sensitive: true };
+  }
+
+  of(entries: readonly DescriptorEntry[]): LimitCallOptions {
+    if (this.slotKey === undefined) return this.plain;
+    let entry: DescriptorEntry | undefined;
+    for (const e of entries) {
+      if (e.key === this.slotKey) {
+        entry = e;
+        break;
+      }
+    }
+    if (!entry) return this.plain;
+    if (this.slotted === undefined || this.slotValue !== entry.value) {
+      this.slotValue = entry.value;
+      this.slotted = { cost: this.cost, sensitive: true, slot: entryIdentity(entry) };
+    }
+    return this.slotted;
+  }
+}
+
+/**
  * How a rule's limiter keys a descriptor: always by its hash (descriptor values come from requests and
  * other services: an API key, a user id), and in the slot of its `slotKey` entry when it has one, so the
  * rules of one client share a cluster slot and one script call. Every call on a rule's key (decide,
@@ -125,7 +159,7 @@ export function decideRules(
 export function ruleKeyOptions(entries: readonly DescriptorEntry[], slotKey: string | undefined): LimitCallOptions {
   if (slotKey === undefined) return { sensitive: true };
   const entry = entries.find((e) => e.key === slotKey);
-  return entry ? { sensitive: true, slot: descriptorIdentity([entry]) } : { sensitive: true };
+  return entry ? { sensitive: true, slot: entryIdentity(entry) } : { sensitive: true };
 }
 
 /** A cost no call could ever be allowed under is a bad request (SLUICE_ERR_INVALID_COST), not a silent partial charge. */

@@ -34,8 +34,16 @@ export function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
   try {
     if (calls.length === 0) return Promise.resolve({ allowed: true, decisions: [] });
     if (calls.length === 1) return calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options).then((d) => allOf([d]));
-    const prepared = calls.map((c) => c.limiter.prepare(c.key, c.options, true));
-    if (prepared.some((p) => !('entry' in p))) return peekUndenied(calls, prepared);
+    // Loops, not map/some with closures: this runs for every request with several rules.
+    const prepared = new Array<Decision | PreparedCall>(calls.length);
+    let denied = false;
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i]!;
+      const p = c.limiter.prepare(c.key, c.options, true);
+      prepared[i] = p;
+      if (!('entry' in p)) denied = true;
+    }
+    if (denied) return peekUndenied(calls, prepared);
     return send(calls, prepared as PreparedCall[]);
   } catch (error) {
     return Promise.reject(error);
@@ -45,10 +53,15 @@ export function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
 /** The `limits` script call of calls none of which the deny cache refuses. */
 function send(calls: readonly LimitCall[], prepared: PreparedCall[]): Promise<AllDecisions> {
   const ctx = calls[0]!.limiter.context;
-  const keys = prepared.map((p) => p.entry.redisKey);
+  const keys = new Array<string>(prepared.length);
+  let oneContext = true;
+  for (let i = 0; i < prepared.length; i++) {
+    keys[i] = prepared[i]!.entry.redisKey;
+    if (calls[i]!.limiter.context !== ctx) oneContext = false;
+  }
   // Not ready yet (each limiter waits for the connection within its own deadline), limiters of
   // different instances, or keys in different cluster slots: the peek-then-charge path.
-  if (ctx.client.status !== 'ready' || calls.some((c) => c.limiter.context !== ctx) || !oneSlot(ctx.client, keys)) return peekThenCharge(calls);
+  if (ctx.client.status !== 'ready' || !oneContext || !oneSlot(ctx.client, keys)) return peekThenCharge(calls);
   const args: ScriptArg[] = [];
   for (let i = 0; i < calls.length; i++) {
     const a = prepared[i]!.args;
@@ -114,10 +127,11 @@ class AllCall extends Deadline implements ManyKeyCall {
     if (!ok) return this.fail(malformedReply('limits', reply));
     const charged = reply[0] === 1;
     try {
-      const decisions = this.calls.map((c, i) => {
+      const decisions = new Array<Decision>(this.calls.length);
+      for (let i = 0; i < this.calls.length; i++) {
         const p = this.prepared[i]!;
-        return c.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
-      });
+        decisions[i] = this.calls[i]!.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
+      }
       this.resolve({ allowed: charged, decisions });
     } catch (error) {
       this.reject(error);

@@ -36,19 +36,26 @@ export class KeyCache {
     return this.entries.size;
   }
 
-  /** The entry of `id`, made with `redisKeyOf` on a miss; the oldest entry goes when the cache is full. */
-  entry(id: string, redisKeyOf: () => string): KeyEntry {
+  /**
+   * The entry of `id` (now the most recently used), or undefined: then `add` it. Two calls, not one
+   * taking a function that makes the Redis key: that closure was made on every call, hit or miss.
+   */
+  get(id: string): KeyEntry | undefined {
     const entries = this.entries;
-    let e = entries.get(id);
+    const e = entries.get(id);
     if (e) {
       // Most recently used last: delete and re-insert (Map keeps insertion order).
       entries.delete(id);
       entries.set(id, e);
-      return e;
     }
-    e = { redisKey: redisKeyOf(), denial: undefined };
-    entries.set(id, e);
-    if (entries.size > this.maxKeys) entries.delete(entries.keys().next().value!);
+    return e;
+  }
+
+  /** A new entry for `id` (not in the cache): the oldest entry goes when the cache is full. */
+  add(id: string, redisKey: string): KeyEntry {
+    const e: KeyEntry = { redisKey, denial: undefined };
+    this.entries.set(id, e);
+    if (this.entries.size > this.maxKeys) this.entries.delete(this.entries.keys().next().value!);
     return e;
   }
 
