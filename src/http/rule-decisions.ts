@@ -1,9 +1,9 @@
 // Deciding the rules a request (or a decision-service call) matched: one limiter per rule, cached per
-// rules version; all-or-nothing charging (every enforcing rule checked, all charged only if all allow,
+// rules version; all-or-nothing charging (every enforcing rule decided, all charged only if all allow,
 // in one script call: src/limiters/all-or-nothing.ts); shadow rules always decide and count but never refuse.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors.js';
-import { limitAll, type AllDecisions, type LimitCall } from '../limiters/all-or-nothing.js';
+import { limitAllWith, type AllDecisions, type LimitCall } from '../limiters/all-or-nothing.js';
 import type { Decision } from '../limiters/decision.js';
 import type { LimitCallOptions, Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
@@ -55,9 +55,8 @@ export class RuleLimiters {
  * is peeked and then charged, with the race docs/http-api.md describes. Shadow rules are charged and
  * counted independently and never refuse.
  *
- * Not an async function: this runs for every request, and each `await` of an async chain is one more
- * promise and microtask. Without shadow rules the request waits on the one all-or-nothing promise only.
- * A call it cannot make (a cost over a rule's limit, a closed instance) rejects, as an async function would.
+ * A call it cannot make (a cost over a rule's limit, a closed instance) rejects, as an async function
+ * would. The middleware uses decideRulesWith: the same, with callbacks and no promise per request.
  */
 export function decideRules(
   matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
@@ -65,14 +64,41 @@ export function decideRules(
   rulesVersion: string,
   cost = 1,
   slotKey?: string,
-): Promise<{ allowed: boolean; results: RuleDecision[] }> {
+): Promise<RulesDecided> {
+  return new Promise<RulesDecided>((resolve, reject) => decideRulesWith(matches, limiters, rulesVersion, cost, slotKey, resolve, reject));
+}
+
+/** Every match's decision, and whether the request is allowed (no enforcing rule refused). */
+export interface RulesDecided {
+  allowed: boolean;
+  results: RuleDecision[];
+}
+
+/**
+ * decideRules with callbacks instead of a promise (the middleware's path: without shadow rules, no
+ * promise per request). Exactly one of `done` and `failed` is called, once, maybe before this
+ * returns; neither may throw.
+ */
+export function decideRulesWith(
+  matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
+  limiters: RuleLimiters,
+  rulesVersion: string,
+  cost: number,
+  slotKey: string | undefined,
+  done: (decided: RulesDecided) => void,
+  failed: (error: unknown) => void,
+): void {
+  let results: RuleDecision[];
+  let enforcing: RuleDecision[];
+  let shadowDone: Promise<unknown> | undefined;
+  let calls: LimitCall[];
   try {
-    const results: RuleDecision[] = new Array<RuleDecision>(matches.length);
+    results = new Array<RuleDecision>(matches.length);
     for (let i = 0; i < matches.length; i++) {
       const m = matches[i]!;
       results[i] = { rule: m.rule, entries: m.entries, identity: descriptorIdentity(m.entries), outcome: 'allowed', decision: undefined, limiter: undefined };
     }
-    const enforcing: RuleDecision[] = [];
+    enforcing = [];
     let shadow: RuleDecision[] | undefined;
     for (const r of results) {
       r.limiter = limiters.of(r.rule, rulesVersion);
@@ -83,7 +109,7 @@ export function decideRules(
     }
     // One options object per distinct slot in a request (usually one), not one per rule.
     const options = new CallOptions(cost, slotKey);
-    const shadowDone = shadow
+    shadowDone = shadow
       ? Promise.all(
           shadow.map((r) =>
             r.limiter!.limit(r.identity, options.of(r.entries)).then((d) => {
@@ -92,27 +118,38 @@ export function decideRules(
           ),
         )
       : undefined;
-    const calls: LimitCall[] = new Array<LimitCall>(enforcing.length);
+    calls = new Array<LimitCall>(enforcing.length);
     for (let i = 0; i < enforcing.length; i++) {
       const r = enforcing[i]!;
       calls[i] = { limiter: r.limiter!, key: r.identity, options: options.of(r.entries) };
     }
-    const finish = (all: AllDecisions): { allowed: boolean; results: RuleDecision[] } => {
-      for (let i = 0; i < enforcing.length; i++) enforcing[i]!.decision = all.decisions[i];
-      let allowed = true;
-      for (const r of results) {
-        if (!r.decision) continue;
-        r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
-        if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
-      }
-      return { allowed, results };
-    };
-    const all = limitAll(calls);
-    if (!shadowDone) return all.then(finish);
-    return Promise.all([all, shadowDone]).then(([a]) => finish(a));
   } catch (error) {
-    return Promise.reject(error);
+    return failed(error);
   }
+  const rules = results;
+  const enforced = enforcing;
+  if (!shadowDone) return limitAllWith(calls, (all) => done(finishRules(rules, enforced, all)), failed);
+  // Handled now, so a shadow rule's failure before the enforcing rules are decided is never an
+  // unhandled rejection; the chain below still sees it.
+  const shadows = shadowDone;
+  shadows.catch(() => undefined);
+  limitAllWith(
+    calls,
+    (all) => void shadows.then(() => done(finishRules(rules, enforced, all)), failed),
+    failed,
+  );
+}
+
+/** The enforcing rules' decisions set on their results; each rule's outcome; allowed unless an enforcing rule refused. */
+function finishRules(results: RuleDecision[], enforcing: readonly RuleDecision[], all: AllDecisions): RulesDecided {
+  for (let i = 0; i < enforcing.length; i++) enforcing[i]!.decision = all.decisions[i];
+  let allowed = true;
+  for (const r of results) {
+    if (!r.decision) continue;
+    r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
+    if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
+  }
+  return { allowed, results };
 }
 
 /**
