@@ -15,4 +15,4 @@
 -- includes/decide-limits.lua.
 -- @include decide-limits
 
-return decide_limits(KEYS, ARGV)
+return decide_limits(KEYS, ARGV, 0, 0, #KEYS)

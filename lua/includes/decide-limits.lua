@@ -1,7 +1,10 @@
 -- includes/decide-limits.lua: the body of lua/limits.lua as a function, so its tables are made once
 -- per script run, not once per call of a batch (src/redis/scripts.ts runs a batch's calls through
 -- the body, the includes outside it).
--- decide_limits(keys, argv): keys and argv as lua/limits.lua's KEYS and ARGV; returns its reply.
+-- decide_limits(keys, argv, k0, a0, n): one call's keys keys[k0 + 1 .. k0 + n] and arguments from
+-- argv[a0 + 1] on, laid out as lua/limits.lua's KEYS and ARGV (lua/limits.lua: 0, 0, #KEYS; its batched
+-- form, src/redis/scripts.ts, passes each call's offsets instead of copying its keys and arguments);
+-- returns lua/limits.lua's reply.
 -- @include decide-fixed-window
 -- @include decide-sliding-counter
 -- @include decide-sliding-log
@@ -30,8 +33,8 @@ local LIMIT_OF_STATE = {
 -- the value read (string-state limits), the value to write and its ttl (nil: nothing to write). Reused by every call of a batch: a call runs to its
 -- end before the next begins, and every entry it reads it has set.
 local lim_name, lim_at, lim_read, lim_write, lim_px = {}, {}, {}, {}, {}
--- The keys of the string-state limits, in order, for their one MGET.
-local lim_key = {}
+-- The keys of the string-state limits, in order, for their one MGET; the call's keys.
+local lim_key, lim_keys = {}, {}
 
 -- Every limit checked, then all charged in order, the keys saved first and put back if a charge
 -- refuses: for two limits on one key, where a check cannot foresee the charge before it.
@@ -69,9 +72,10 @@ local function decide_limits_shared(keys, argv, n)
   return replies
 end
 
-local function decide_limits(keys, argv)
-  local n = #keys
-  local at = 1
+local function decide_limits(all_keys, argv, k0, a0, n)
+  local keys = lim_keys
+  for i = 1, n do keys[i] = all_keys[k0 + i] end
+  local at = a0 + 1
   local shared = false
   for i = 1, n do
     local name = argv[at]

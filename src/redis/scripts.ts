@@ -95,26 +95,41 @@ function batchedLua(source: string, read: (name: string) => string): string {
 export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttle-admit']);
 
 /**
- * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call.
+ * Many-key scripts whose body is one call of an include's function that takes a call's place in KEYS
+ * and ARGV, `f(KEYS, ARGV, keyOffset, argOffset, keyCount)`: their batched form calls it in place,
+ * without copying each call's keys and arguments into tables of their own (~1.5 µs of Redis CPU per
+ * three-limit call, a tenth of it).
+ */
+const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limits' };
+
+/**
+ * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call
+ * (or its IN_PLACE_ENTRY function is called at each call's offsets).
  * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count; then the
  * calls' arguments one after the other; KEYS are the calls' keys one after the other.
  */
-function batchedManyLua(source: string, read: (name: string) => string): string {
+function batchedManyLua(name: string, source: string, read: (name: string) => string): string {
+  const entry = IN_PLACE_ENTRY[name];
+  if (entry) {
+    // The batch runs the entry, not the body: the body must be exactly that call, for one call.
+    const body = withoutIncludes(source)
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('--'));
+    if (body.join('\n') !== `return ${entry}(KEYS, ARGV, 0, 0, #KEYS)`) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua: its body must be \`return ${entry}(KEYS, ARGV, 0, 0, #KEYS)\``);
+  }
+  const call = entry
+    ? [`  replies[i] = ${entry}(KEYS, ARGV, k, a, nk)`]
+    : ['  local keys, argv = {}, {}', '  for j = 1, nk do keys[j] = KEYS[k + j] end', '  for j = 1, na do argv[j] = ARGV[a + j] end', '  replies[i] = decide(keys, argv)'];
   return [
     ...resolveIncludes(source, read),
-    'local function decide(KEYS, ARGV)',
-    withoutIncludes(source),
-    'end',
+    ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
     'local m = tonumber(ARGV[1])',
     'local replies = {}',
     'local k, a = 0, 1 + 2 * m',
     'for i = 1, m do',
     '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
-    '  local keys, argv = {}, {}',
-    '  for j = 1, nk do keys[j] = KEYS[k + j] end',
-    '  for j = 1, na do argv[j] = ARGV[a + j] end',
+    ...call,
     '  k, a = k + nk, a + na',
-    '  replies[i] = decide(keys, argv)',
     'end',
     'return replies',
   ].join('\n');
@@ -134,7 +149,7 @@ export function loadScripts(): Map<string, LoadedScript> {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
     add(name, expandIncludes(source, read));
     if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, read));
-    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(source, read));
+    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(name, source, read));
   }
   loaded = map;
   return map;
