@@ -10,4 +10,4 @@
 -- retryAfterMs is when enough leases *expire*; holders that release early free slots sooner.
 -- @include decide-concurrency-acquire
 
-return decide_concurrency(KEYS[1], ARGV)
+return decide_concurrency(KEYS[1], ARGV, 0, ARGV[5] == '1')

@@ -11,4 +11,4 @@
 -- reads the time (every key a script touches is passed in KEYS). A refused call is not counted.
 -- @include decide-fixed-window
 
-return decide_fixed_window(KEYS[1], ARGV)
+return decide_fixed_window(KEYS[1], ARGV, 0, ARGV[5] == '1')

@@ -9,4 +9,4 @@
 -- A call conforms when it is not earlier than TAT - tolerance; conforming moves TAT by cost x T.
 -- @include decide-gcra
 
-return decide_gcra(KEYS[1], ARGV)
+return decide_gcra(KEYS[1], ARGV, 0, ARGV[5] == '1')

@@ -12,4 +12,4 @@
 -- estimate + cost <= limit. All arithmetic is on integers (limit * window < 2^53 is checked by the caller).
 -- @include decide-sliding-counter
 
-return decide_sliding_counter(KEYS[1], ARGV)
+return decide_sliding_counter(KEYS[1], ARGV, 0, ARGV[5] == '1')

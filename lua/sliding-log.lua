@@ -10,4 +10,4 @@
 -- An entry leaves the log once its age reaches the window (score <= now - window).
 -- @include decide-sliding-log
 
-return decide_sliding_log(KEYS[1], ARGV)
+return decide_sliding_log(KEYS[1], ARGV, 0, ARGV[5] == '1')

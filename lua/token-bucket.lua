@@ -12,4 +12,4 @@
 -- returns {allowed 0|1, remaining tokens, retryAfterUs, resetAtUs (when the bucket is full again)}
 -- @include decide-token-bucket
 
-return decide_token_bucket(KEYS[1], ARGV)
+return decide_token_bucket(KEYS[1], ARGV, 0, ARGV[5] == '1')

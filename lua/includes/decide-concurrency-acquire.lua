@@ -1,23 +1,23 @@
--- includes/decide-concurrency-acquire.lua: the decision of lua/concurrency-acquire.lua as a function, so that script and the
--- all-limits script (lua/limits.lua) run one copy of the algorithm.
--- decide_concurrency(key, argv): key = the state key, argv = the ARGV of lua/concurrency-acquire.lua;
+-- includes/decide-concurrency-acquire.lua: the decision of lua/concurrency-acquire.lua as a function, so that script and
+-- the all-limits script (lua/limits.lua) run one copy of the algorithm.
+-- decide_concurrency(key, argv, o, record): key = the state key; argv[o + 1], argv[o + 2], ... are the ARGV of
+-- lua/concurrency-acquire.lua (o = 0 there; its record flag is not read: `record`, a boolean, says);
 -- returns {allowed 0|1, remaining, retryAfter, resetAt}.
 -- @include now
 -- @include batch
 -- @include lease
-local function decide_concurrency(key, argv)
-  local now = now_ms(argv[1])
-  local limit = tonumber(argv[2])
-  local lease_ms = tonumber(argv[3])
-  local cost = tonumber(argv[4])
-  local record = argv[5] == '1'
+local function decide_concurrency(key, argv, o, record)
+  local now = now_ms(argv[o + 1])
+  local limit = tonumber(argv[o + 2])
+  local lease_ms = tonumber(argv[o + 3])
+  local cost = tonumber(argv[o + 4])
 
   if record then redis.call('ZREMRANGEBYSCORE', key, '-inf', now) end
   local held = redis.call('ZCOUNT', key, '(' .. int(now), '+inf')
   local allowed = held + cost <= limit
 
   if allowed and record then
-    batched('ZADD', key, now + lease_ms, lease_members(argv[6]))
+    batched('ZADD', key, now + lease_ms, lease_members(argv[o + 6]))
     keep_alive(key, lease_ms)
     held = held + cost
   end

@@ -1,20 +1,22 @@
--- includes/decide-fixed-window.lua: the decision of lua/fixed-window.lua as a function, so that script and the
+-- includes/decide-fixed-window.lua: the decision of lua/fixed-window.lua as functions, so that script and the
 -- all-limits script (lua/limits.lua) run one copy of the algorithm.
--- decide_fixed_window(key, argv): key = the state key, argv = the ARGV of lua/fixed-window.lua;
--- returns {allowed 0|1, remaining, retryAfter, resetAt}.
+-- fixed_window_of(state, argv, o, record): the decision on the value the state key holds (GET; false when
+-- absent), without touching Redis. argv[o + 1], argv[o + 2], ... are the ARGV of lua/fixed-window.lua (o = 0
+-- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
+-- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
+-- ttl. lua/limits.lua decides a request's limits this way and writes only once all have allowed.
+-- decide_fixed_window(key, argv, o, record): GET, decide, SET; returns the reply.
 -- @include now
 -- @include packed
-local function decide_fixed_window(key, argv)
-  local now = now_ms(argv[1])
-  local limit = tonumber(argv[2])
-  local window = tonumber(argv[3])
-  local cost = tonumber(argv[4])
-  local record = argv[5] == '1'
+local function fixed_window_of(state, argv, o, record)
+  local now = now_ms(argv[o + 1])
+  local limit = tonumber(argv[o + 2])
+  local window = tonumber(argv[o + 3])
+  local cost = tonumber(argv[o + 4])
 
   local index = math.floor(now / window)
   local reset_at = (index + 1) * window
   local count = 0
-  local state = redis.call('GET', key)
   if state then
     local v = unpack_ints(state, 1)
     if v[1] == index then count = v[2] end
@@ -26,7 +28,13 @@ local function decide_fixed_window(key, argv)
   end
   if record then
     count = count + cost
-    redis.call('SET', key, pack_ints(index, {count}), 'PX', ttl(reset_at - now))
+    return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}, pack_ints(index, {count}), ttl(reset_at - now)
   end
   return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}
+end
+
+local function decide_fixed_window(key, argv, o, record)
+  local reply, value, px = fixed_window_of(redis.call('GET', key), argv, o, record)
+  if value then redis.call('SET', key, value, 'PX', px) end
+  return reply
 end

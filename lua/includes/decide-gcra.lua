@@ -1,16 +1,19 @@
--- includes/decide-gcra.lua: the decision of lua/gcra.lua as a function, so that script and the
+-- includes/decide-gcra.lua: the decision of lua/gcra.lua as functions, so that script and the
 -- all-limits script (lua/limits.lua) run one copy of the algorithm.
--- decide_gcra(key, argv): key = the state key, argv = the ARGV of lua/gcra.lua;
--- returns {allowed 0|1, remaining, retryAfter, resetAt}.
+-- gcra_of(state, argv, o, record): the decision on the value the state key holds (GET; false when
+-- absent), without touching Redis. argv[o + 1], argv[o + 2], ... are the ARGV of lua/gcra.lua (o = 0
+-- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
+-- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
+-- ttl. lua/limits.lua decides a request's limits this way and writes only once all have allowed.
+-- decide_gcra(key, argv, o, record): GET, decide, SET; returns the reply.
 -- @include now
-local function decide_gcra(key, argv)
-  local now = now_us(argv[1])
-  local interval = tonumber(argv[2])
-  local tolerance = tonumber(argv[3]) * interval
-  local cost = tonumber(argv[4])
-  local record = argv[5] == '1'
+local function gcra_of(state, argv, o, record)
+  local now = now_us(argv[o + 1])
+  local interval = tonumber(argv[o + 2])
+  local tolerance = tonumber(argv[o + 3]) * interval
+  local cost = tonumber(argv[o + 4])
 
-  local tat = tonumber(redis.call('GET', key) or now)
+  local tat = tonumber(state or now)
   if tat < now then tat = now end
 
   local new_tat = tat + cost * interval
@@ -20,7 +23,13 @@ local function decide_gcra(key, argv)
   end
   if record then
     tat = new_tat
-    redis.call('SET', key, int(tat), 'PX', ttl((tat - now) / 1000))
+    return {1, math.max(0, math.floor((tolerance + interval - (tat - now)) / interval)), 0, tat}, int(tat), ttl((tat - now) / 1000)
   end
   return {1, math.max(0, math.floor((tolerance + interval - (tat - now)) / interval)), 0, tat}
+end
+
+local function decide_gcra(key, argv, o, record)
+  local reply, value, px = gcra_of(redis.call('GET', key), argv, o, record)
+  if value then redis.call('SET', key, value, 'PX', px) end
+  return reply
 end

@@ -1,16 +1,16 @@
--- includes/decide-sliding-log.lua: the decision of lua/sliding-log.lua as a function, so that script and the
--- all-limits script (lua/limits.lua) run one copy of the algorithm.
--- decide_sliding_log(key, argv): key = the state key, argv = the ARGV of lua/sliding-log.lua;
+-- includes/decide-sliding-log.lua: the decision of lua/sliding-log.lua as a function, so that script and
+-- the all-limits script (lua/limits.lua) run one copy of the algorithm.
+-- decide_sliding_log(key, argv, o, record): key = the state key; argv[o + 1], argv[o + 2], ... are the ARGV of
+-- lua/sliding-log.lua (o = 0 there; its record flag is not read: `record`, a boolean, says);
 -- returns {allowed 0|1, remaining, retryAfter, resetAt}.
 -- @include now
 -- @include batch
-local function decide_sliding_log(key, argv)
-  local now = now_ms(argv[1])
-  local limit = tonumber(argv[2])
-  local window = tonumber(argv[3])
-  local cost = tonumber(argv[4])
-  local record = argv[5] == '1'
-  local record_refused = argv[6] == '1'
+local function decide_sliding_log(key, argv, o, record)
+  local now = now_ms(argv[o + 1])
+  local limit = tonumber(argv[o + 2])
+  local window = tonumber(argv[o + 3])
+  local cost = tonumber(argv[o + 4])
+  local record_refused = argv[o + 6] == '1'
 
   if record then
     redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)

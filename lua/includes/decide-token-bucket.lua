@@ -1,17 +1,20 @@
--- includes/decide-token-bucket.lua: the decision of lua/token-bucket.lua as a function, so that script and the
+-- includes/decide-token-bucket.lua: the decision of lua/token-bucket.lua as functions, so that script and the
 -- all-limits script (lua/limits.lua) run one copy of the algorithm.
--- decide_token_bucket(key, argv): key = the state key, argv = the ARGV of lua/token-bucket.lua;
--- returns {allowed 0|1, remaining, retryAfter, resetAt}.
+-- token_bucket_of(state, argv, o, record): the decision on the value the state key holds (GET; false when
+-- absent), without touching Redis. argv[o + 1], argv[o + 2], ... are the ARGV of lua/token-bucket.lua (o = 0
+-- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
+-- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
+-- ttl. lua/limits.lua decides a request's limits this way and writes only once all have allowed.
+-- decide_token_bucket(key, argv, o, record): GET, decide, SET; returns the reply.
 -- @include now
-local function decide_token_bucket(key, argv)
-  local now = now_us(argv[1])
-  local capacity = tonumber(argv[2])
-  local interval = tonumber(argv[3])
-  local cost = tonumber(argv[4])
-  local record = argv[5] == '1'
+local function token_bucket_of(state, argv, o, record)
+  local now = now_us(argv[o + 1])
+  local capacity = tonumber(argv[o + 2])
+  local interval = tonumber(argv[o + 3])
+  local cost = tonumber(argv[o + 4])
 
   local full = capacity * interval
-  local full_at = math.max(now, tonumber(redis.call('GET', key) or now))
+  local full_at = math.max(now, tonumber(state or now))
   local level = full - (full_at - now)
 
   local need = cost * interval
@@ -21,7 +24,13 @@ local function decide_token_bucket(key, argv)
   if record then
     full_at = full_at + need
     level = level - need
-    redis.call('SET', key, int(full_at), 'PX', ttl((full_at - now) / 1000))
+    return {1, math.floor(level / interval), 0, full_at}, int(full_at), ttl((full_at - now) / 1000)
   end
   return {1, math.floor(level / interval), 0, full_at}
+end
+
+local function decide_token_bucket(key, argv, o, record)
+  local reply, value, px = token_bucket_of(redis.call('GET', key), argv, o, record)
+  if value then redis.call('SET', key, value, 'PX', px) end
+  return reply
 end

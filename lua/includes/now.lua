@@ -14,17 +14,25 @@ end
 
 -- now_us(arg): the caller's time in microseconds when given (tests, simulations, client clock),
 -- else Redis TIME, so app servers with skewed clocks still agree.
+-- Both are worked out once per run too: a batch of 32 three-limit calls asks 96 times.
+local redis_now_us, redis_now_ms
 local function now_us(arg)
   if arg ~= nil and arg ~= '' then return tonumber(arg) end
-  local t = read_time()
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not redis_now_us then
+    local t = read_time()
+    redis_now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return redis_now_us
 end
 
 -- now_ms(arg): the same in whole milliseconds.
 local function now_ms(arg)
   if arg ~= nil and arg ~= '' then return tonumber(arg) end
-  local t = read_time()
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not redis_now_ms then
+    local t = read_time()
+    redis_now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return redis_now_ms
 end
 
 -- Integer formatting that never falls into %.14g exponent notation for large values.

@@ -15,7 +15,7 @@ import { IdentityCache } from './identity-cache.js';
 import { sendRefusalWith } from './refusal.js';
 import { RefusalLog } from './refusal-log.js';
 import { requestInfo } from './request-info.js';
-import { RuleLimiters, checkRuleCost, decideRules, identityHash, outcomeOf, ruleKeyOptions, type RuleDecision } from './rule-decisions.js';
+import { RuleLimiters, checkRuleCost, decideRulesWith, identityHash, outcomeOf, ruleKeyOptions, type RuleDecision, type RulesDecided } from './rule-decisions.js';
 import { rulesSourceOf, type RulesSource } from '../rules/rules-source.js';
 
 export interface MiddlewareOptions {
@@ -174,36 +174,52 @@ function rulesMode(deps: MiddlewareDeps, source: RulesSource, options: Middlewar
     }
     const sel = selection;
     const matches = rules.matchRequest(requestInfo(req), hash);
-    decideRules(matches, limiters, rules.version, cost, rules.slotKey).then(
-      ({ allowed, results }) => {
-        const decided: PlannedDecision[] = [];
-        let leases: RuleDecision[] | undefined;
-        for (const r of results) {
-          metrics?.recordRule(r.rule.name, r.outcome);
-          if (!r.decision || r.rule.shadowMode) continue;
-          decided.push({ decision: r.decision, plan: planOf(r), cost });
-          if (r.decision.leaseId) (leases ??= []).push(r);
+    // Callbacks, not a promise chain: no promise per request without shadow rules. `decided` never
+    // throws (an error goes to next): decideRulesWith's callbacks must not.
+    decideRulesWith(
+      matches,
+      limiters,
+      rules.version,
+      cost,
+      rules.slotKey,
+      (d) => {
+        try {
+          decided(res, next, d, rules, sel, cost);
+        } catch (error) {
+          next(error);
         }
-        if (!allowed) {
-          const refusing = results.filter((r) => r.decision && !r.rule.shadowMode && !r.decision.allowed);
-          if (refusals) logRefusals(refusals, refusing, rules.version, deps.hash);
-          refuse(res, decided, sel, refusing.map((r) => r.rule.name).join(', '));
-          return;
-        }
-        writePlannedHeaders(setOn(res), decided, Date.now(), sel, undefined);
-        // Concurrency leases are held for the life of the response.
-        if (leases) {
-          const held = leases;
-          const slotKey = rules.slotKey;
-          res.once('close', () => {
-            for (const r of held) void r.limiter!.release(r.identity, r.decision!.leaseId!, ruleKeyOptions(r.entries, slotKey)).catch(() => undefined);
-          });
-        }
-        next();
       },
-      (error: unknown) => next(error),
+      next,
     );
   };
+
+  /** What the rules decided becomes the answer: headers and next(), or the 429. */
+  function decided(res: Response, next: NextFunction, { allowed, results }: RulesDecided, rules: Rules, sel: ResolvedSelection, cost: number): void {
+    const planned: PlannedDecision[] = [];
+    let leases: RuleDecision[] | undefined;
+    for (const r of results) {
+      metrics?.recordRule(r.rule.name, r.outcome);
+      if (!r.decision || r.rule.shadowMode) continue;
+      planned.push({ decision: r.decision, plan: planOf(r), cost });
+      if (r.decision.leaseId) (leases ??= []).push(r);
+    }
+    if (!allowed) {
+      const refusing = results.filter((r) => r.decision && !r.rule.shadowMode && !r.decision.allowed);
+      if (refusals) logRefusals(refusals, refusing, rules.version, deps.hash);
+      refuse(res, planned, sel, refusing.map((r) => r.rule.name).join(', '));
+      return;
+    }
+    writePlannedHeaders(setOn(res), planned, Date.now(), sel, undefined);
+    // Concurrency leases are held for the life of the response.
+    if (leases) {
+      const held = leases;
+      const slotKey = rules.slotKey;
+      res.once('close', () => {
+        for (const r of held) void r.limiter!.release(r.identity, r.decision!.leaseId!, ruleKeyOptions(r.entries, slotKey)).catch(() => undefined);
+      });
+    }
+    next();
+  }
 }
 
 /** The 429: Retry-After always (a client told "no" is told when), the selected headers, the JSON body. */

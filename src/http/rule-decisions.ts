@@ -1,14 +1,14 @@
 // Deciding the rules a request (or a decision-service call) matched: one limiter per rule, cached per
-// rules version; all-or-nothing charging (every enforcing rule checked, all charged only if all allow,
+// rules version; all-or-nothing charging (every enforcing rule decided, all charged only if all allow,
 // in one script call: src/limiters/all-or-nothing.ts); shadow rules always decide and count but never refuse.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors.js';
-import { limitAll, type AllDecisions, type LimitCall } from '../limiters/all-or-nothing.js';
+import { limitAllWith, type AllDecisions, type LimitCall } from '../limiters/all-or-nothing.js';
 import type { Decision } from '../limiters/decision.js';
 import type { LimitCallOptions, Limiter } from '../limiters/limiter.js';
 import type { Policy, PolicyInput } from '../limiters/policy.js';
 import type { RuleOutcome } from '../metrics/metrics.js';
-import { descriptorIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
+import { descriptorIdentity, entryIdentity, type DescriptorEntry, type Rule } from '../rules/index.js';
 
 /** Makes limiters: the sluice instance's `limiter` (with the options the edge wants, such as the deny cache). */
 export type LimiterFactory = (policy: PolicyInput | Policy) => Limiter;
@@ -55,9 +55,8 @@ export class RuleLimiters {
  * is peeked and then charged, with the race docs/http-api.md describes. Shadow rules are charged and
  * counted independently and never refuse.
  *
- * Not an async function: this runs for every request, and each `await` of an async chain is one more
- * promise and microtask. Without shadow rules the request waits on the one all-or-nothing promise only.
- * A call it cannot make (a cost over a rule's limit, a closed instance) rejects, as an async function would.
+ * A call it cannot make (a cost over a rule's limit, a closed instance) rejects, as an async function
+ * would. The middleware uses decideRulesWith: the same, with callbacks and no promise per request.
  */
 export function decideRules(
   matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
@@ -65,14 +64,41 @@ export function decideRules(
   rulesVersion: string,
   cost = 1,
   slotKey?: string,
-): Promise<{ allowed: boolean; results: RuleDecision[] }> {
+): Promise<RulesDecided> {
+  return new Promise<RulesDecided>((resolve, reject) => decideRulesWith(matches, limiters, rulesVersion, cost, slotKey, resolve, reject));
+}
+
+/** Every match's decision, and whether the request is allowed (no enforcing rule refused). */
+export interface RulesDecided {
+  allowed: boolean;
+  results: RuleDecision[];
+}
+
+/**
+ * decideRules with callbacks instead of a promise (the middleware's path: without shadow rules, no
+ * promise per request). Exactly one of `done` and `failed` is called, once, maybe before this
+ * returns; neither may throw.
+ */
+export function decideRulesWith(
+  matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
+  limiters: RuleLimiters,
+  rulesVersion: string,
+  cost: number,
+  slotKey: string | undefined,
+  done: (decided: RulesDecided) => void,
+  failed: (error: unknown) => void,
+): void {
+  let results: RuleDecision[];
+  let enforcing: RuleDecision[];
+  let shadowDone: Promise<unknown> | undefined;
+  let calls: LimitCall[];
   try {
-    const results: RuleDecision[] = new Array<RuleDecision>(matches.length);
+    results = new Array<RuleDecision>(matches.length);
     for (let i = 0; i < matches.length; i++) {
       const m = matches[i]!;
       results[i] = { rule: m.rule, entries: m.entries, identity: descriptorIdentity(m.entries), outcome: 'allowed', decision: undefined, limiter: undefined };
     }
-    const enforcing: RuleDecision[] = [];
+    enforcing = [];
     let shadow: RuleDecision[] | undefined;
     for (const r of results) {
       r.limiter = limiters.of(r.rule, rulesVersion);
@@ -81,38 +107,83 @@ export function decideRules(
       if (r.rule.shadowMode) (shadow ??= []).push(r);
       else enforcing.push(r);
     }
-    // Without a slot key every rule's call has the same options: one object per request, not per rule.
-    const plain: LimitCallOptions = { cost, sensitive: true };
-    const optionsOf = (r: RuleDecision): LimitCallOptions => (slotKey === undefined ? plain : { cost, ...ruleKeyOptions(r.entries, slotKey) });
-    const shadowDone = shadow
+    // One options object per distinct slot in a request (usually one), not one per rule.
+    const options = new CallOptions(cost, slotKey);
+    shadowDone = shadow
       ? Promise.all(
           shadow.map((r) =>
-            r.limiter!.limit(r.identity, optionsOf(r)).then((d) => {
+            r.limiter!.limit(r.identity, options.of(r.entries)).then((d) => {
               r.decision = d;
             }),
           ),
         )
       : undefined;
-    const calls: LimitCall[] = new Array<LimitCall>(enforcing.length);
+    calls = new Array<LimitCall>(enforcing.length);
     for (let i = 0; i < enforcing.length; i++) {
       const r = enforcing[i]!;
-      calls[i] = { limiter: r.limiter!, key: r.identity, options: optionsOf(r) };
+      calls[i] = { limiter: r.limiter!, key: r.identity, options: options.of(r.entries) };
     }
-    const finish = (all: AllDecisions): { allowed: boolean; results: RuleDecision[] } => {
-      for (let i = 0; i < enforcing.length; i++) enforcing[i]!.decision = all.decisions[i];
-      let allowed = true;
-      for (const r of results) {
-        if (!r.decision) continue;
-        r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
-        if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
-      }
-      return { allowed, results };
-    };
-    const all = limitAll(calls);
-    if (!shadowDone) return all.then(finish);
-    return Promise.all([all, shadowDone]).then(([a]) => finish(a));
   } catch (error) {
-    return Promise.reject(error);
+    return failed(error);
+  }
+  const rules = results;
+  const enforced = enforcing;
+  if (!shadowDone) return limitAllWith(calls, (all) => done(finishRules(rules, enforced, all)), failed);
+  // Handled now, so a shadow rule's failure before the enforcing rules are decided is never an
+  // unhandled rejection; the chain below still sees it.
+  const shadows = shadowDone;
+  shadows.catch(() => undefined);
+  limitAllWith(
+    calls,
+    (all) => void shadows.then(() => done(finishRules(rules, enforced, all)), failed),
+    failed,
+  );
+}
+
+/** The enforcing rules' decisions set on their results; each rule's outcome; allowed unless an enforcing rule refused. */
+function finishRules(results: RuleDecision[], enforcing: readonly RuleDecision[], all: AllDecisions): RulesDecided {
+  for (let i = 0; i < enforcing.length; i++) enforcing[i]!.decision = all.decisions[i];
+  let allowed = true;
+  for (const r of results) {
+    if (!r.decision) continue;
+    r.outcome = outcomeOf(r.decision, r.rule.shadowMode);
+    if (!r.rule.shadowMode && !r.decision.allowed) allowed = false;
+  }
+  return { allowed, results };
+}
+
+/**
+ * The call options of a request's rules: ruleKeyOptions with the request's cost, made once per slot
+ * value (the rules of one client share their slot entry), without the closure, spread and arrays of
+ * building them per rule.
+ */
+class CallOptions {
+  private readonly plain: LimitCallOptions;
+  private slotValue: string | undefined;
+  private slotted: LimitCallOptions | undefined;
+
+  constructor(
+    private readonly cost: number,
+    private readonly slotKey: string | undefined,
+  ) {
+    this.plain = { cost, sensitive: true };
+  }
+
+  of(entries: readonly DescriptorEntry[]): LimitCallOptions {
+    if (this.slotKey === undefined) return this.plain;
+    let entry: DescriptorEntry | undefined;
+    for (const e of entries) {
+      if (e.key === this.slotKey) {
+        entry = e;
+        break;
+      }
+    }
+    if (!entry) return this.plain;
+    if (this.slotted === undefined || this.slotValue !== entry.value) {
+      this.slotValue = entry.value;
+      this.slotted = { cost: this.cost, sensitive: true, slot: entryIdentity(entry) };
+    }
+    return this.slotted;
   }
 }
 
@@ -125,7 +196,7 @@ export function decideRules(
 export function ruleKeyOptions(entries: readonly DescriptorEntry[], slotKey: string | undefined): LimitCallOptions {
   if (slotKey === undefined) return { sensitive: true };
   const entry = entries.find((e) => e.key === slotKey);
-  return entry ? { sensitive: true, slot: descriptorIdentity([entry]) } : { sensitive: true };
+  return entry ? { sensitive: true, slot: entryIdentity(entry) } : { sensitive: true };
 }
 
 /** A cost no call could ever be allowed under is a bad request (SLUICE_ERR_INVALID_COST), not a silent partial charge. */

@@ -5,7 +5,7 @@
 // races another between its peek and its charge can be partly charged; no limit is ever exceeded).
 import { Deadline, deadlineError } from '../redis/deadline.js';
 import { isDecisionReply, malformedReply } from '../redis/reply.js';
-import type { ScriptArg } from '../redis/script-table.js';
+import { countText, type ScriptArg } from '../redis/script-table.js';
 import type { ManyKeyCall } from '../redis/scripts.js';
 import { oneSlot } from '../redis/slots.js';
 import type { Decision } from './decision.js';
@@ -30,39 +30,62 @@ export interface AllDecisions {
  * Each limit keeps its own fail mode when Redis cannot decide, and its own metrics.
  */
 export function limitAll(calls: readonly LimitCall[]): Promise<AllDecisions> {
-  // Not async: one promise per request (the script call's), not one more per await.
+  return new Promise<AllDecisions>((resolve, reject) => limitAllWith(calls, resolve, reject));
+}
+
+/**
+ * limitAll with callbacks instead of a promise (the middleware's path: no promise per request):
+ * exactly one of `done` and `failed` is called, once, maybe before this returns (a deny-cache
+ * refusal of a single limit). Neither may throw.
+ */
+export function limitAllWith(calls: readonly LimitCall[], done: (result: AllDecisions) => void, failed: (error: unknown) => void): void {
+  if (calls.length === 0) return done({ allowed: true, decisions: [] });
+  // limitWith answers a call it cannot make (a closed instance, a bad cost) through `failed` too.
+  if (calls.length === 1) return calls[0]!.limiter.limitWith(calls[0]!.key, calls[0]!.options, (d) => done(allOf([d])), failed);
+  // Loops, not map/some with closures: this runs for every request with several rules.
+  const prepared = new Array<Decision | PreparedCall>(calls.length);
+  let denied = false;
   try {
-    if (calls.length === 0) return Promise.resolve({ allowed: true, decisions: [] });
-    if (calls.length === 1) return calls[0]!.limiter.limit(calls[0]!.key, calls[0]!.options).then((d) => allOf([d]));
-    const prepared = calls.map((c) => c.limiter.prepare(c.key, c.options, true));
-    if (prepared.some((p) => !('entry' in p))) return peekUndenied(calls, prepared);
-    return send(calls, prepared as PreparedCall[]);
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i]!;
+      const p = c.limiter.prepare(c.key, c.options, true);
+      prepared[i] = p;
+      if (!('entry' in p)) denied = true;
+    }
   } catch (error) {
-    return Promise.reject(error);
+    return failed(error);
+  }
+  if (denied) return void peekUndenied(calls, prepared).then(done, failed);
+  try {
+    send(calls, prepared as PreparedCall[], done, failed);
+  } catch (error) {
+    failed(error);
   }
 }
 
 /** The `limits` script call of calls none of which the deny cache refuses. */
-function send(calls: readonly LimitCall[], prepared: PreparedCall[]): Promise<AllDecisions> {
+function send(calls: readonly LimitCall[], prepared: PreparedCall[], done: (result: AllDecisions) => void, failed: (error: unknown) => void): void {
   const ctx = calls[0]!.limiter.context;
-  const keys = prepared.map((p) => p.entry.redisKey);
+  const keys = new Array<string>(prepared.length);
+  let oneContext = true;
+  for (let i = 0; i < prepared.length; i++) {
+    keys[i] = prepared[i]!.entry.redisKey;
+    if (calls[i]!.limiter.context !== ctx) oneContext = false;
+  }
   // Not ready yet (each limiter waits for the connection within its own deadline), limiters of
   // different instances, or keys in different cluster slots: the peek-then-charge path.
-  if (ctx.client.status !== 'ready' || calls.some((c) => c.limiter.context !== ctx) || !oneSlot(ctx.client, keys)) return peekThenCharge(calls);
+  if (ctx.client.status !== 'ready' || !oneContext || !oneSlot(ctx.client, keys)) return void peekThenCharge(calls).then(done, failed);
   const args: ScriptArg[] = [];
   for (let i = 0; i < calls.length; i++) {
     const a = prepared[i]!.args;
-    args.push(calls[i]!.limiter.script, a.length);
+    args.push(calls[i]!.limiter.script, countText(a.length));
     for (const v of a) args.push(v);
   }
   const call = new AllCall(calls, prepared, keys, args, ctx.observer ? performance.now() : 0);
-  const done = new Promise<AllDecisions>((resolve, reject) => {
-    call.resolve = resolve;
-    call.reject = reject;
-  });
+  call.resolve = done;
+  call.reject = failed;
   // The all-or-nothing calls of the requests read in one turn of the event loop go as one script call.
   ctx.scripts.submitMany('limits', call);
-  return done;
 }
 
 function allOf(decisions: Decision[]): AllDecisions {
@@ -114,10 +137,11 @@ class AllCall extends Deadline implements ManyKeyCall {
     if (!ok) return this.fail(malformedReply('limits', reply));
     const charged = reply[0] === 1;
     try {
-      const decisions = this.calls.map((c, i) => {
+      const decisions = new Array<Decision>(this.calls.length);
+      for (let i = 0; i < this.calls.length; i++) {
         const p = this.prepared[i]!;
-        return c.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
-      });
+        decisions[i] = this.calls[i]!.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
+      }
       this.resolve({ allowed: charged, decisions });
     } catch (error) {
       this.reject(error);

@@ -1,5 +1,5 @@
-// KeyCache: what a limiter remembers per caller key in process memory, bounded (least recently used
-// first out): the Redis key the identity maps to (so an identity marked sensitive, or one with a ':',
+// KeyCache: what a limiter remembers per caller key in process memory, bounded (nearly least recently
+// used first out, see get): the Redis key the identity maps to (so an identity marked sensitive, or one with a ':',
 // is hashed once, not on every request) and, when the deny cache is on, the last refusal Redis gave
 // it. A key refused until T is then refused here until T without a Redis call: a refusal never
 // admits anything, and a call of the same cost cannot be allowed before T whatever other processes
@@ -20,6 +20,8 @@ export interface KeyEntry {
   /** The Redis key of this identity. */
   readonly redisKey: string;
   denial: Denial | undefined;
+  /** The cache's move count when this entry last moved to the young end (KeyCache.get). */
+  movedAt: number;
 }
 
 /** Default bound of one limiter's cache: ~150 B per entry, so about 1.5 MB at most. */
@@ -27,6 +29,8 @@ export const DEFAULT_KEY_CACHE_SIZE = 10_000;
 
 export class KeyCache {
   private readonly entries = new Map<string, KeyEntry>();
+  /** Entries added or moved to the young end so far. */
+  private moves = 0;
 
   constructor(readonly maxKeys: number = DEFAULT_KEY_CACHE_SIZE) {
     if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new RangeError('maxKeys: an integer >= 1');
@@ -36,19 +40,32 @@ export class KeyCache {
     return this.entries.size;
   }
 
-  /** The entry of `id`, made with `redisKeyOf` on a miss; the oldest entry goes when the cache is full. */
-  entry(id: string, redisKeyOf: () => string): KeyEntry {
+  /**
+   * The entry of `id`, or undefined: then `add` it. Two calls, not one taking a function that makes
+   * the Redis key: that closure was made on every call, hit or miss.
+   *
+   * Nearly least recently used: a hit moves its entry to the young end (delete and re-insert: a Map
+   * keeps insertion order) only when half the cache (maxKeys / 2 entries, rounded down) or more has
+   * moved or arrived since it last did, so a hot key costs one Map lookup, not three. An entry leaves
+   * only after maxKeys - 1 moves since its own last move, so it is kept for at least maxKeys / 2 others
+   * after its last use, and one used at least that often is never dropped.
+   */
+  get(id: string): KeyEntry | undefined {
     const entries = this.entries;
-    let e = entries.get(id);
-    if (e) {
-      // Most recently used last: delete and re-insert (Map keeps insertion order).
+    const e = entries.get(id);
+    if (e && this.moves - e.movedAt >= this.maxKeys >> 1) {
       entries.delete(id);
       entries.set(id, e);
-      return e;
+      e.movedAt = ++this.moves;
     }
-    e = { redisKey: redisKeyOf(), denial: undefined };
-    entries.set(id, e);
-    if (entries.size > this.maxKeys) entries.delete(entries.keys().next().value!);
+    return e;
+  }
+
+  /** A new entry for `id` (not in the cache): the oldest entry goes when the cache is full. */
+  add(id: string, redisKey: string): KeyEntry {
+    const e: KeyEntry = { redisKey, denial: undefined, movedAt: ++this.moves };
+    this.entries.set(id, e);
+    if (this.entries.size > this.maxKeys) this.entries.delete(this.entries.keys().next().value!);
     return e;
   }
 

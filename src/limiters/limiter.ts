@@ -176,7 +176,8 @@ export class Limiter {
   prepare(key: string, options: LimitCallOptions, record: boolean): Decision | PreparedCall {
     if (this.ctx.isClosed()) throw new SluiceError('SLUICE_ERR_CLOSED', 'this sluice instance is closed');
     const cost = checkCost(options.cost, this.maxCost, "the policy's limit", 'such a call could never be allowed');
-    const entry = this.cache.entry(cacheId(key, options), () => this.keyOf(key, options));
+    const id = cacheId(key, options);
+    const entry = this.cache.get(id) ?? this.cache.add(id, this.keyOf(key, options));
     // The instant the script will decide at, when this process knows it (the caller's or the client clock).
     const clientNowMs = options.nowMs ?? (this.ctx.clockSource === 'client' ? this.ctx.clock.nowMs() : undefined);
     const now = timeArg(clientNowMs, this.ctx.clockSource, this.ctx.clock, this.spec.unit);

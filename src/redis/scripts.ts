@@ -13,7 +13,7 @@ import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
-import { SCRIPT_NAMES, argvOf, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
+import { SCRIPT_NAMES, argvOf, countText, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
 export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
 
@@ -95,26 +95,41 @@ function batchedLua(source: string, read: (name: string) => string): string {
 export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttle-admit']);
 
 /**
- * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call.
+ * Many-key scripts whose body is one call of an include's function that takes a call's place in KEYS
+ * and ARGV, `f(KEYS, ARGV, keyOffset, argOffset, keyCount)`: their batched form calls it in place,
+ * without copying each call's keys and arguments into tables of their own (~1.5 µs of Redis CPU per
+ * three-limit call, a tenth of it).
+ */
+const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limits' };
+
+/**
+ * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call
+ * (or its IN_PLACE_ENTRY function is called at each call's offsets).
  * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count; then the
  * calls' arguments one after the other; KEYS are the calls' keys one after the other.
  */
-function batchedManyLua(source: string, read: (name: string) => string): string {
+function batchedManyLua(name: string, source: string, read: (name: string) => string): string {
+  const entry = IN_PLACE_ENTRY[name];
+  if (entry) {
+    // The batch runs the entry, not the body: the body must be exactly that call, for one call.
+    const body = withoutIncludes(source)
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('--'));
+    if (body.join('\n') !== `return ${entry}(KEYS, ARGV, 0, 0, #KEYS)`) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua: its body must be \`return ${entry}(KEYS, ARGV, 0, 0, #KEYS)\``);
+  }
+  const call = entry
+    ? [`  replies[i] = ${entry}(KEYS, ARGV, k, a, nk)`]
+    : ['  local keys, argv = {}, {}', '  for j = 1, nk do keys[j] = KEYS[k + j] end', '  for j = 1, na do argv[j] = ARGV[a + j] end', '  replies[i] = decide(keys, argv)'];
   return [
     ...resolveIncludes(source, read),
-    'local function decide(KEYS, ARGV)',
-    withoutIncludes(source),
-    'end',
+    ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
     'local m = tonumber(ARGV[1])',
     'local replies = {}',
     'local k, a = 0, 1 + 2 * m',
     'for i = 1, m do',
     '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
-    '  local keys, argv = {}, {}',
-    '  for j = 1, nk do keys[j] = KEYS[k + j] end',
-    '  for j = 1, na do argv[j] = ARGV[a + j] end',
+    ...call,
     '  k, a = k + nk, a + na',
-    '  replies[i] = decide(keys, argv)',
     'end',
     'return replies',
   ].join('\n');
@@ -134,7 +149,7 @@ export function loadScripts(): Map<string, LoadedScript> {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
     add(name, expandIncludes(source, read));
     if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, read));
-    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(source, read));
+    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(name, source, read));
   }
   loaded = map;
   return map;
@@ -225,7 +240,7 @@ export class ScriptRegistry {
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     const client = this.client;
     const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
-      client instanceof Cluster ? sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], pending) : client[cmd](first, keys.length, ...keys, ...args);
+      client instanceof Cluster ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending) : client[cmd](first, countText(keys.length), ...keys, ...args);
     return send('evalsha', s.sha).catch((error: unknown) => {
       if (isNoScript(error) && pending()) return send('eval', s.lua);
       throw error;
@@ -275,9 +290,9 @@ export class ScriptRegistry {
       return;
     }
     const keys: string[] = [];
-    const args: ScriptArg[] = [live.length];
-    for (const c of live) args.push(c.keys.length);
-    for (const c of live) args.push(c.args.length);
+    const args: ScriptArg[] = [countText(live.length)];
+    for (const c of live) args.push(countText(c.keys.length));
+    for (const c of live) args.push(countText(c.args.length));
     for (const c of live) {
       for (const k of c.keys) keys.push(k);
       for (const a of c.args) args.push(a);
@@ -323,7 +338,7 @@ export class ScriptRegistry {
     const single = calls.length === 1;
     const s = this.scripts.get(single ? name : batchName(name))!;
     const keys: string[] = [];
-    const args: ScriptArg[] = single ? [...calls[0]!.args] : [calls[0]!.args.length];
+    const args: ScriptArg[] = single ? [...calls[0]!.args] : [countText(calls[0]!.args.length)];
     for (const call of calls) {
       keys.push(call.key);
       if (!single) for (const a of call.args) args.push(a);
@@ -341,8 +356,8 @@ export class ScriptRegistry {
     // On a cluster a call is alone (single) and may be redirected: only while its caller still waits.
     const send =
       client instanceof Cluster
-        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, keys.length, ...keys, ...args], () => calls[0]!.pending !== false)
-        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, keys.length, ...keys, ...args);
+        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], () => calls[0]!.pending !== false)
+        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
     try {
       send('evalsha', s.sha).then(deliver, (error: unknown) => {
         // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe

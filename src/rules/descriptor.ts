@@ -89,5 +89,16 @@ export function walkTree(root: TreeLevel, entries: readonly DescriptorEntry[]): 
  * the whole string when it is long or has characters Redis keys must not carry.
  */
 export function descriptorIdentity(entries: readonly DescriptorEntry[]): string {
-  return entries.map((e) => `${e.key}=${encodeURIComponent(e.value)}`).join('&');
+  // A loop, not map().join(): this runs for every matched rule of every request.
+  let out = '';
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    out += i === 0 ? `${e.key}=${encodeURIComponent(e.value)}` : `&${e.key}=${encodeURIComponent(e.value)}`;
+  }
+  return out;
+}
+
+/** The identity of one entry alone: descriptorIdentity([entry]) without the array. */
+export function entryIdentity(entry: DescriptorEntry): string {
+  return `${entry.key}=${encodeURIComponent(entry.value)}`;
 }

@@ -2,7 +2,7 @@
 export { parseRules, loadRules, loadRulesAsync, formatOf, type ParseRulesOptions } from './rules.js';
 export { watchRules, type RulesWatcher, type WatchRulesOptions, type RulesLogger } from './watch.js';
 export type { Rules, RequestMatch } from './compile.js';
-export { descriptorIdentity, type DescriptorEntry, type Rule } from './descriptor.js';
+export { descriptorIdentity, entryIdentity, type DescriptorEntry, type Rule } from './descriptor.js';
 export { defaultHash, type DescriptorOptions, type HttpRules } from './request.js';
 export type { QueueRule, QueueKeySource, QueueThrottleSettings, HttpHandlerRule, ModuleHandlerRule, HeaderValueSource } from './queues.js';
 export { formatIssue, type RulesIssue } from './issues.js';

@@ -49,12 +49,13 @@ const dir = luaDir();
 const read = (name: string) => readFileSync(join(dir, `${name}.lua`), 'utf8');
 
 /**
- * A decision script's algorithm is in its include lua/includes/decide-<name>.lua, a function of
- * (key, argv) with argv = the script's ARGV: its code, with argv[i] read as ARGV[i], is the script's.
+ * A decision script's algorithm is in its include lua/includes/decide-<name>.lua, functions of
+ * (argv, o) with argv[o + 1 ..] = the script's ARGV (o = 0 in the script): its code, with argv[o + i]
+ * read as ARGV[i], is the script's.
  */
 function withDecideIncludes(source: string): string {
   const included = [...source.matchAll(/^-- @include (decide-[a-z-]+)$/gm)].map((m) =>
-    readFileSync(join(dir, 'includes', `${m[1]}.lua`), 'utf8').replace(/\bargv\[/g, 'ARGV['),
+    readFileSync(join(dir, 'includes', `${m[1]}.lua`), 'utf8').replace(/\bargv\[o \+ (\d+)\]/g, 'ARGV[$1]'),
   );
   return [source, ...included].join('\n');
 }

@@ -1,0 +1,147 @@
+-- includes/decide-limits.lua: the body of lua/limits.lua as a function, so its tables are made once
+-- per script run, not once per call of a batch (src/redis/scripts.ts runs a batch's calls through
+-- the body, the includes outside it).
+-- decide_limits(keys, argv, k0, a0, n): one call's keys keys[k0 + 1 .. k0 + n] and arguments from
+-- argv[a0 + 1] on, laid out as lua/limits.lua's KEYS and ARGV (lua/limits.lua: 0, 0, #KEYS; its batched
+-- form, src/redis/scripts.ts, passes each call's offsets instead of copying its keys and arguments);
+-- returns lua/limits.lua's reply.
+-- @include decide-fixed-window
+-- @include decide-sliding-counter
+-- @include decide-sliding-log
+-- @include decide-token-bucket
+-- @include decide-gcra
+-- @include decide-concurrency-acquire
+
+-- Each decision script by name: decide(key, argv, o, record), its arguments at argv[o + 1 ..].
+local LIMIT_DECIDERS = {
+  ['fixed-window'] = decide_fixed_window,
+  ['sliding-counter'] = decide_sliding_counter,
+  ['sliding-log'] = decide_sliding_log,
+  ['token-bucket'] = decide_token_bucket,
+  gcra = decide_gcra,
+  ['concurrency-acquire'] = decide_concurrency,
+}
+-- The algorithms whose whole state is one string value: decided on the value read, written after.
+local LIMIT_OF_STATE = {
+  ['fixed-window'] = fixed_window_of,
+  ['sliding-counter'] = sliding_counter_of,
+  ['token-bucket'] = token_bucket_of,
+  gcra = gcra_of,
+}
+
+-- Per limit i of the call being decided: its decision script, the offset of its arguments in argv,
+-- the value read (string-state limits), the value to write and its ttl (nil: nothing to write). Reused by every call of a batch: a call runs to its
+-- end before the next begins, and every entry it reads it has set.
+local lim_name, lim_at, lim_read, lim_write, lim_px = {}, {}, {}, {}, {}
+-- The keys of the string-state limits, in order, for their one MGET; the call's keys.
+local lim_key, lim_keys = {}, {}
+
+-- Every limit checked, then all charged in order, the keys saved first and put back if a charge
+-- refuses: for two limits on one key, where a check cannot foresee the charge before it.
+local function decide_limits_shared(keys, argv, n)
+  local replies = {0}
+  local all = true
+  for i = 1, n do
+    local reply = LIMIT_DECIDERS[lim_name[i]](keys[i], argv, lim_at[i], false)
+    replies[i + 1] = reply
+    if reply[1] ~= 1 then all = false end
+  end
+  if not all then return replies end
+  local saved = {}
+  for i = 1, n do
+    local key = keys[i]
+    if saved[key] == nil then
+      local dump = redis.call('DUMP', key)
+      if dump then saved[key] = {dump, math.max(0, redis.call('PTTL', key))} else saved[key] = false end
+    end
+  end
+  for i = 1, n do
+    local o = lim_at[i]
+    local reply = LIMIT_DECIDERS[lim_name[i]](keys[i], argv, o, argv[o + 5] == '1')
+    replies[i + 1] = reply
+    if reply[1] ~= 1 then
+      -- A later charge refused: undo every charge made, report this refusal.
+      for key, s in pairs(saved) do
+        redis.call('DEL', key)
+        if s then redis.call('RESTORE', key, s[2], s[1]) end
+      end
+      return replies
+    end
+  end
+  replies[1] = 1
+  return replies
+end
+
+local function decide_limits(all_keys, argv, k0, a0, n)
+  local keys = lim_keys
+  for i = 1, n do keys[i] = all_keys[k0 + i] end
+  local at = a0 + 1
+  local shared = false
+  for i = 1, n do
+    local name = argv[at]
+    if not LIMIT_DECIDERS[name] then return redis.error_reply('limits: unknown decision script ' .. tostring(name)) end
+    lim_name[i], lim_at[i] = name, at + 1
+    at = at + 2 + tonumber(argv[at + 1])
+    local key = keys[i]
+    for j = 1, i - 1 do
+      if keys[j] == key then shared = true end
+    end
+  end
+  if shared then return decide_limits_shared(keys, argv, n) end
+
+  -- The string values, all in one MGET: a command from a script costs ~1 µs of bridging beyond its own
+  -- work, more than a GET itself. Nothing is written before the last decision, so they stay current.
+  local m = 0
+  for i = 1, n do
+    if LIMIT_OF_STATE[lim_name[i]] then
+      m = m + 1
+      lim_key[m] = keys[i]
+    end
+  end
+  local values
+  if m == 1 then values = {redis.call('GET', lim_key[1])} elseif m > 1 then values = redis.call('MGET', unpack(lim_key, 1, m)) end
+
+  local replies = {0}
+  local all = true
+  local v = 0
+  for i = 1, n do
+    local name, o = lim_name[i], lim_at[i]
+    local of = LIMIT_OF_STATE[name]
+    local reply
+    if of then
+      v = v + 1
+      local state = values[v]
+      -- Until a limit refuses, each is decided as its charge; after, as a check (nothing is charged).
+      reply, lim_write[i], lim_px[i] = of(state, argv, o, all and argv[o + 5] == '1')
+      lim_read[i] = state
+    else
+      -- Sorted-set state: checked now, charged once all have allowed.
+      reply = LIMIT_DECIDERS[name](keys[i], argv, o, false)
+      lim_write[i] = nil
+    end
+    replies[i + 1] = reply
+    if reply[1] ~= 1 then all = false end
+  end
+
+  if not all then
+    -- A limit decided as a charge before the refusal is reported as its check: the same value read.
+    for i = 1, n do
+      if lim_write[i] then replies[i + 1] = LIMIT_OF_STATE[lim_name[i]](lim_read[i], argv, lim_at[i], false) end
+    end
+    return replies
+  end
+
+  for i = 1, n do
+    local o = lim_at[i]
+    if lim_write[i] then
+      redis.call('SET', keys[i], lim_write[i], 'PX', lim_px[i])
+    elseif not LIMIT_OF_STATE[lim_name[i]] then
+      local reply = LIMIT_DECIDERS[lim_name[i]](keys[i], argv, o, argv[o + 5] == '1')
+      replies[i + 1] = reply
+      -- On a key no other limit touches, at the instant of its check, a charge allows as the check did.
+      if reply[1] ~= 1 then return replies end
+    end
+  end
+  replies[1] = 1
+  return replies
+end
