@@ -291,7 +291,7 @@ try {
           'commands: INFO commandstats after CONFIG RESETSTAT; usec excludes reading, parsing and replying (the rest of cpuUsPerOp); commands run inside scripts are counted too and their time is inside evalsha',
           'decisions: policies from bench/lib/policies.ts (every call allowed), identities u<0..keys-1> at random; concurrency = acquire + release',
           'batched = 64 in flight (the Limiter batches up to 32 decisions per script call on a single node); unbatched = 64 in flight, one EVALSHA per decision (batched forms removed from the registry, as on a cluster); oneInFlight = one call at a time (every call its own read and write: the costliest case)',
-          'admissions: throttle.submit = admission script + BullMQ add of a delayed job with payload {i}; starts: in-process worker, handler returns at once',
+          'admissions: throttle.submit = one admission script that writes the BullMQ delayed job (payload {i}); starts: in-process worker, handler returns at once',
         ],
         reps,
       },
