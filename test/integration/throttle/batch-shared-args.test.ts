@@ -38,7 +38,7 @@ async function dump(raw: Redis, prefix: string): Promise<Record<string, unknown>
       out[key] = h;
     } else if (type === 'zset') {
       const clocked = key.endsWith(':delayed') || key.endsWith(':marker');
-      out[key] = clocked ? await raw.zrange(key, 0, -1) : await raw.zrange(key, 0, -1, 'WITHSCORES');
+      out[key] = clocked ? await raw.zrange(key, '0', '-1') : await raw.zrange(key, '0', '-1', 'WITHSCORES');
     } else if (type === 'stream') {
       out[key] = (await raw.xrange(key, '-', '+')).map(([, fields]) => fields);
     } else if (type === 'string') out[key] = await raw.get(key);
