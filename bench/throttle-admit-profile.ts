@@ -1,7 +1,7 @@
 // Where an admission's Redis time goes: `--n` submits (one key, or `--keys` keys at random), one at a
 // time or `--inflight` at once, on a private redis-server, with INFO commandstats before and after:
 // per command called (the script itself and each command it runs), calls and µs per admission.
-//   npx tsx bench/throttle-admit-profile.ts [--n 20000] [--inflight 1] [--keys 1]
+//   npx tsx bench/throttle-admit-profile.ts [--n 20000] [--inflight 1] [--keys 1] [--bull: a bare BullMQ queue.add instead]
 // Prints one JSON document on stdout.
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
