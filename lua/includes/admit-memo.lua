@@ -34,7 +34,10 @@ local function lane_tail(key)
   local t = tail_memo[key]
   if not t then
     local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-    t = { last = tonumber(last[2]), count = redis.call('ZCARD', key) }
+    -- No last member: the set is empty (a new or idle lane, every admission of 100,000 keys), no ZCARD to ask.
+    local count = 0
+    if last[2] then count = redis.call('ZCARD', key) end
+    t = { last = tonumber(last[2]), count = count }
     tail_memo[key] = t
   end
   return t

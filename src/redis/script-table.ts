@@ -33,6 +33,12 @@ export interface ScriptShape {
    * scripts with exactly one key and no variable tail.
    */
   readonly batched?: boolean;
+  /**
+   * A many-key script's KEYS and ARGV that the calls of one batch mostly have in common (a throttle's
+   * own keys and limits): in a batch, a call whose full-length KEYS and ARGV repeat the previous call's
+   * at these names sends only the others (src/redis/scripts.ts, batchedManyLua).
+   */
+  readonly batchShared?: { readonly keys: readonly string[]; readonly argv: readonly string[] };
 }
 
 /** Every script in lua/ (file name without `.lua`). Adding a script means adding it here, header and all. */
@@ -53,6 +59,10 @@ export const SCRIPT_TABLE = {
       'now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas',
       'park', 'jobName', 'dataHead', 'dataTail', 'optsTail', 'parkMs', 'eventHead', 'eventMaxLen',
     ],
+    batchShared: {
+      keys: ['busy', 'pending', 'waiting', 'global', 'wake', 'delayed', 'marker', 'events'],
+      argv: ['capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'marginPpm', 'enqueueWithinUs', 'quotas', 'park', 'jobName', 'optsTail', 'parkMs', 'eventMaxLen'],
+    },
   },
   'throttle-dispatch': {
     keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta', 'delayed', 'wait', 'marker', 'events'],
@@ -125,6 +135,34 @@ function ordered<V>(script: string, what: string, names: readonly string[], valu
     for (const v of tail as readonly V[]) out.push(v);
   }
   return out;
+}
+
+/**
+ * Where a many-key script's batchShared names sit (1-based, as Lua counts), with the full KEYS and ARGV
+ * counts a call must have for them to be shared; undefined when the script declares none.
+ */
+export interface BatchSharing {
+  readonly keyCount: number;
+  readonly argCount: number;
+  /** 1-based positions of the shared KEYS and ARGV. */
+  readonly sharedKeys: readonly number[];
+  readonly sharedArgs: readonly number[];
+  /** 1-based positions of the others, in order: what a call sends when it shares. */
+  readonly ownKeys: readonly number[];
+  readonly ownArgs: readonly number[];
+}
+
+export function batchSharing(name: ScriptName): BatchSharing | undefined {
+  const s = shapeOf(name);
+  if (!s.batchShared) return undefined;
+  const at = (names: readonly string[], shared: readonly string[]) => {
+    for (const n of shared) if (!names.includes(n)) throw new SluiceError('SLUICE_ERR_SCRIPT', `${name}: batchShared '${n}' is not one of its names`);
+    const pos = names.map((_, i) => i + 1);
+    return { shared: pos.filter((i) => shared.includes(names[i - 1]!)), own: pos.filter((i) => !shared.includes(names[i - 1]!)) };
+  };
+  const k = at(s.keys, s.batchShared.keys);
+  const a = at(s.argv, s.batchShared.argv);
+  return { keyCount: s.keys.length, argCount: s.argv.length, sharedKeys: k.shared, sharedArgs: a.shared, ownKeys: k.own, ownArgs: a.own };
 }
 
 /** `keys` as the positional KEYS array of `name`. */

@@ -13,7 +13,7 @@ import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
-import { SCRIPT_NAMES, argvOf, countText, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
+import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
 export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
 
@@ -107,8 +107,13 @@ const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limit
  * (or its IN_PLACE_ENTRY function is called at each call's offsets).
  * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count; then the
  * calls' arguments one after the other; KEYS are the calls' keys one after the other.
+ * A script that declares batchShared names (src/redis/script-table.ts) has a second form of call: counts
+ * 0 and 0 say the call has the full KEYS and ARGV and repeats the previous call's at the shared names, so
+ * only its own keys and arguments are sent (a throttle's admissions: 4 keys and 9 arguments instead of 12
+ * and 22). The previous call's tables are reused with its own positions overwritten (the script only
+ * reads its KEYS and ARGV), unrolled: no per-position test.
  */
-function batchedManyLua(name: string, source: string, read: (name: string) => string): string {
+function batchedManyLua(name: string, source: string, read: (name: string) => string, sharing?: BatchSharing): string {
   const entry = IN_PLACE_ENTRY[name];
   if (entry) {
     // The batch runs the entry, not the body: the body must be exactly that call, for one call.
@@ -116,23 +121,48 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
       .split('\n')
       .filter((l) => l.trim() !== '' && !l.startsWith('--'));
     if (body.join('\n') !== `return ${entry}(KEYS, ARGV, 0, 0, #KEYS)`) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua: its body must be \`return ${entry}(KEYS, ARGV, 0, 0, #KEYS)\``);
+    if (sharing) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua: a script decided in place cannot share batch arguments`);
   }
+  const own = sharing
+    ? [
+        ...sharing.ownKeys.map((p, i) => `    keys[${p}] = KEYS[k + ${i + 1}]`),
+        ...sharing.ownArgs.map((p, i) => `    argv[${p}] = ARGV[a + ${i + 1}]`),
+        `    k, a = k + ${sharing.ownKeys.length}, a + ${sharing.ownArgs.length}`,
+      ]
+    : [];
   const call = entry
-    ? [`  replies[i] = ${entry}(KEYS, ARGV, k, a, nk)`]
-    : ['  local keys, argv = {}, {}', '  for j = 1, nk do keys[j] = KEYS[k + j] end', '  for j = 1, na do argv[j] = ARGV[a + j] end', '  replies[i] = decide(keys, argv)'];
+    ? [`  replies[i] = ${entry}(KEYS, ARGV, k, a, nk)`, '  k, a = k + nk, a + na']
+    : [
+        ...(sharing ? ['  if nk == 0 and na == 0 and i > 1 then', ...own, '  else'] : []),
+        '    keys, argv = {}, {}',
+        '    for j = 1, nk do keys[j] = KEYS[k + j] end',
+        '    for j = 1, na do argv[j] = ARGV[a + j] end',
+        '    k, a = k + nk, a + na',
+        ...(sharing ? ['  end'] : []),
+        '  replies[i] = decide(keys, argv)',
+      ];
   return [
     ...resolveIncludes(source, read),
     ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
     'local m = tonumber(ARGV[1])',
     'local replies = {}',
     'local k, a = 0, 1 + 2 * m',
+    'local keys, argv',
     'for i = 1, m do',
     '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
     ...call,
-    '  k, a = k + nk, a + na',
     'end',
     'return replies',
   ].join('\n');
+}
+
+/** Whether `c` may be sent sharing `prev`'s batchShared keys and arguments (both full length, same values there). */
+function sharesWith(sharing: BatchSharing, prev: ManyKeyCall, c: ManyKeyCall): boolean {
+  if (c.keys.length !== sharing.keyCount || c.args.length !== sharing.argCount) return false;
+  if (prev.keys.length !== sharing.keyCount || prev.args.length !== sharing.argCount) return false;
+  for (const p of sharing.sharedKeys) if (c.keys[p - 1] !== prev.keys[p - 1]) return false;
+  for (const p of sharing.sharedArgs) if (c.args[p - 1] !== prev.args[p - 1]) return false;
+  return true;
 }
 
 /** Reads and versions every script once per process. */
@@ -149,7 +179,7 @@ export function loadScripts(): Map<string, LoadedScript> {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
     add(name, expandIncludes(source, read));
     if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, read));
-    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(name, source, read));
+    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(name, source, read, batchSharing(name as ScriptName)));
   }
   loaded = map;
   return map;
@@ -188,6 +218,8 @@ export class ScriptRegistry {
   private readonly queues = new Map<string, BatchableCall[]>();
   /** The same for the many-key scripts. */
   private readonly manyQueues = new Map<string, ManyKeyCall[]>();
+  /** The many-key scripts whose batches share keys and arguments between calls (script-table batchShared). */
+  private readonly sharing = new Map<string, BatchSharing>();
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
     const loaded = loadScripts();
@@ -202,6 +234,8 @@ export class ScriptRegistry {
       // its own call. The calls of a many-key script each touch one slot: on a cluster they are batched
       // by slot (a throttle's admissions share its hash tag; a sharded throttle's, one batch per shard).
       if (MANY_KEY_BATCHED.has(name) || (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster))) use(batchName(name));
+      const sharing = MANY_KEY_BATCHED.has(name) ? batchSharing(name as ScriptName) : undefined;
+      if (sharing) this.sharing.set(name, sharing);
     }
   }
 
@@ -291,11 +325,20 @@ export class ScriptRegistry {
     }
     const keys: string[] = [];
     const args: ScriptArg[] = [countText(live.length)];
-    for (const c of live) args.push(countText(c.keys.length));
-    for (const c of live) args.push(countText(c.args.length));
-    for (const c of live) {
-      for (const k of c.keys) keys.push(k);
-      for (const a of c.args) args.push(a);
+    const sharing = this.sharing.get(name);
+    // A call that repeats the previous one's shared keys and arguments sends only its own (counts 0, 0).
+    const shares: boolean[] = live.map((c, i) => sharing !== undefined && i > 0 && sharesWith(sharing, live[i - 1]!, c));
+    for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.keys.length));
+    for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.args.length));
+    for (let i = 0; i < live.length; i++) {
+      const c = live[i]!;
+      if (shares[i]) {
+        for (const p of sharing!.ownKeys) keys.push(c.keys[p - 1]!);
+        for (const p of sharing!.ownArgs) args.push(c.args[p - 1]!);
+      } else {
+        for (const k of c.keys) keys.push(k);
+        for (const a of c.args) args.push(a);
+      }
     }
     const deliver = (reply: unknown) => {
       // One reply per call, or none of them is trusted (each call checks the shape of its own).
