@@ -11,6 +11,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
+import { sendScriptRaw, sendsRaw } from './raw-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
 import { SCRIPT_NAMES, argvOf, countText, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
@@ -96,17 +97,24 @@ export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttl
 
 /**
  * Many-key scripts whose body is one call of an include's function that takes a call's place in KEYS
- * and ARGV, `f(KEYS, ARGV, keyOffset, argOffset, keyCount)`: their batched form calls it in place,
- * without copying each call's keys and arguments into tables of their own (~1.5 µs of Redis CPU per
- * three-limit call, a tenth of it).
+ * and ARGV, `f(KEYS, ARGV, keyOffset, argOffset, keyCount)`, and returns the call's reply and the
+ * offset of its last argument: their batched form calls it in place, without copying each call's keys
+ * and arguments into tables of their own (~1.5 µs of Redis CPU per three-limit call, a tenth of it),
+ * and without argument counts (the function knows where a call's arguments end).
  */
 const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limits' };
+
+/** True when the batched form of `name` takes no argument counts (IN_PLACE_ENTRY). */
+export function countsArguments(name: string): boolean {
+  return IN_PLACE_ENTRY[name] === undefined;
+}
 
 /**
  * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call
  * (or its IN_PLACE_ENTRY function is called at each call's offsets).
- * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count; then the
- * calls' arguments one after the other; KEYS are the calls' keys one after the other.
+ * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count (not for
+ * an IN_PLACE_ENTRY script); then the calls' arguments one after the other; KEYS are the calls' keys
+ * one after the other. An IN_PLACE_ENTRY call answered with an error fails the whole batch.
  */
 function batchedManyLua(name: string, source: string, read: (name: string) => string): string {
   const entry = IN_PLACE_ENTRY[name];
@@ -118,18 +126,29 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
     if (body.join('\n') !== `return ${entry}(KEYS, ARGV, 0, 0, #KEYS)`) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua: its body must be \`return ${entry}(KEYS, ARGV, 0, 0, #KEYS)\``);
   }
   const call = entry
-    ? [`  replies[i] = ${entry}(KEYS, ARGV, k, a, nk)`]
-    : ['  local keys, argv = {}, {}', '  for j = 1, nk do keys[j] = KEYS[k + j] end', '  for j = 1, na do argv[j] = ARGV[a + j] end', '  replies[i] = decide(keys, argv)'];
+    ? [
+        '  local nk = tonumber(ARGV[1 + i])',
+        `  local reply, last = ${entry}(KEYS, ARGV, k, a, nk)`,
+        '  if not last then return reply end',
+        '  replies[i] = reply',
+        '  k, a = k + nk, last',
+      ]
+    : [
+        '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
+        '  local keys, argv = {}, {}',
+        '  for j = 1, nk do keys[j] = KEYS[k + j] end',
+        '  for j = 1, na do argv[j] = ARGV[a + j] end',
+        '  replies[i] = decide(keys, argv)',
+        '  k, a = k + nk, a + na',
+      ];
   return [
     ...resolveIncludes(source, read),
     ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
     'local m = tonumber(ARGV[1])',
     'local replies = {}',
-    'local k, a = 0, 1 + 2 * m',
+    `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
     'for i = 1, m do',
-    '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
     ...call,
-    '  k, a = k + nk, a + na',
     'end',
     'return replies',
   ].join('\n');
@@ -240,7 +259,11 @@ export class ScriptRegistry {
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     const client = this.client;
     const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
-      client instanceof Cluster ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending) : client[cmd](first, countText(keys.length), ...keys, ...args);
+      client instanceof Cluster
+        ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending)
+        : sendsRaw(client)
+          ? sendScriptRaw(client, cmd, first, keys, args)
+          : client[cmd](first, countText(keys.length), ...keys, ...args);
     return send('evalsha', s.sha).catch((error: unknown) => {
       if (isNoScript(error) && pending()) return send('eval', s.lua);
       throw error;
@@ -292,7 +315,7 @@ export class ScriptRegistry {
     const keys: string[] = [];
     const args: ScriptArg[] = [countText(live.length)];
     for (const c of live) args.push(countText(c.keys.length));
-    for (const c of live) args.push(countText(c.args.length));
+    if (countsArguments(name)) for (const c of live) args.push(countText(c.args.length));
     for (const c of live) {
       for (const k of c.keys) keys.push(k);
       for (const a of c.args) args.push(a);
@@ -357,7 +380,9 @@ export class ScriptRegistry {
     const send =
       client instanceof Cluster
         ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], () => calls[0]!.pending !== false)
-        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
+        : sendsRaw(client)
+          ? (cmd: 'evalsha' | 'eval', first: string) => sendScriptRaw(client, cmd, first, keys, args)
+          : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
     try {
       send('evalsha', s.sha).then(deliver, (error: unknown) => {
         // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe
