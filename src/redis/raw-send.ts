@@ -22,7 +22,7 @@ class RawCommand extends Command {
 }
 
 /** `value` as one RESP bulk string. */
-function bulk(value: string): string {
+export function bulk(value: string): string {
   return `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
 }
 
@@ -40,11 +40,22 @@ export function sendsRaw(client: Redis): boolean {
  * ioredis would write for `client[cmd](first, keys.length, ...keys, ...args)`.
  */
 export function sendScriptRaw(client: Redis, cmd: 'evalsha' | 'eval', first: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-  let text = `*${3 + keys.length + args.length}\r\n${bulk(cmd)}${bulk(first)}${bulk(String(keys.length))}`;
-  for (let i = 0; i < keys.length; i++) text += bulk(keys[i]!);
+  let keysText = '';
+  for (let i = 0; i < keys.length; i++) keysText += bulk(keys[i]!);
+  return sendEncoded(client, cmd, first, keys.length, keysText, args.length, encodeArgs('', args));
+}
+
+/** `text` with each of `args` appended as a RESP bulk string. */
+export function encodeArgs(text: string, args: readonly ScriptArg[]): string {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     text += bulk(typeof a === 'string' ? a : String(a));
   }
+  return text;
+}
+
+/** EVALSHA (or EVAL) `first` with `keyCount` keys and `argCount` arguments already encoded (`bulk`, in order). */
+export function sendEncoded(client: Redis, cmd: 'evalsha' | 'eval', first: string, keyCount: number, keysText: string, argCount: number, argsText: string): Promise<unknown> {
+  const text = `*${3 + keyCount + argCount}\r\n${bulk(cmd)}${bulk(first)}${bulk(String(keyCount))}${keysText}${argsText}`;
   return client.sendCommand(new RawCommand(cmd, text)) as Promise<unknown>;
 }

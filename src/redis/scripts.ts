@@ -11,7 +11,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
-import { sendScriptRaw, sendsRaw } from './raw-send.js';
+import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
 import { SCRIPT_NAMES, argvOf, countText, keysOf, shapeOf, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
@@ -312,6 +312,38 @@ export class ScriptRegistry {
       this.runWhilePending(name, c.keys, c.args, () => c.pending).then((reply) => c.onReply(reply), fail);
       return;
     }
+    const deliver = (reply: unknown) => {
+      // One reply per call, or none of them is trusted (each call checks the shape of its own).
+      if (!Array.isArray(reply) || reply.length !== live.length) fail(malformedReply(batchName(name), reply));
+      else for (let i = 0; i < live.length; i++) live[i]!.onReply(reply[i]);
+    };
+    const client = this.client;
+    if (!(client instanceof Cluster) && sendsRaw(client)) {
+      // The batch's text straight from its calls: no batch-wide arrays of keys and arguments.
+      let keysText = '';
+      let keyCount = 0;
+      let argsText = bulk(countText(live.length));
+      let argCount = 1 + live.length;
+      for (const c of live) argsText += bulk(countText(c.keys.length));
+      if (countsArguments(name)) {
+        argCount += live.length;
+        for (const c of live) argsText += bulk(countText(c.args.length));
+      }
+      for (const c of live) {
+        for (const k of c.keys) keysText += bulk(k);
+        keyCount += c.keys.length;
+        argsText = encodeArgs(argsText, c.args);
+        argCount += c.args.length;
+      }
+      const s = this.scripts.get(batchName(name))!;
+      sendEncoded(client, 'evalsha', s.sha, keyCount, keysText, argCount, argsText)
+        .catch((error: unknown) => {
+          if (isNoScript(error) && live.some((c) => c.pending)) return sendEncoded(client, 'eval', s.lua, keyCount, keysText, argCount, argsText);
+          throw error;
+        })
+        .then(deliver, fail);
+      return;
+    }
     const keys: string[] = [];
     const args: ScriptArg[] = [countText(live.length)];
     for (const c of live) args.push(countText(c.keys.length));
@@ -320,11 +352,6 @@ export class ScriptRegistry {
       for (const k of c.keys) keys.push(k);
       for (const a of c.args) args.push(a);
     }
-    const deliver = (reply: unknown) => {
-      // One reply per call, or none of them is trusted (each call checks the shape of its own).
-      if (!Array.isArray(reply) || reply.length !== live.length) fail(malformedReply(batchName(name), reply));
-      else for (let i = 0; i < live.length; i++) live[i]!.onReply(reply[i]);
-    };
     this.runWhilePending(batchName(name) as ScriptName, keys, args, () => live.some((c) => c.pending)).then(deliver, fail);
   }
 
