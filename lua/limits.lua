@@ -1,8 +1,9 @@
 -- limits.lua: every enforcing limit of one request, decided all-or-nothing in one atomic call.
 -- KEYS[1..]  states: the state key of each limit, in the order of the decisions
--- ARGV[1..]  decisions: per limit: its decision script (fixed-window, sliding-counter, sliding-log, token-bucket, gcra, concurrency-acquire), the count n of its arguments, then its n ARGV as that script's header lays them out
--- returns {allowed 0|1, decision 1, decision 2, ...}: allowed = 1 when every limit allowed and all were
--- charged; each decision is its script's {allowed 0|1, remaining, retryAfter, resetAt}.
+-- ARGV[1..]  decisions: per limit: its decision script (fixed-window, sliding-counter, sliding-log, token-bucket, gcra, concurrency-acquire), then its ARGV as that script's header lays them out (their count is the script's)
+-- returns {allowed 0|1, then per limit allowed 0|1, remaining, retryAfter, resetAt} in one flat array:
+-- allowed = 1 when every limit allowed and all were charged; each limit's four numbers are its
+-- decision script's reply.
 -- Every limit is decided before anything is written, at one instant (Redis TIME is read once per run),
 -- and all are charged only if all allow, so nothing is ever partly charged. One pass: the limits
 -- whose state is one string value (fixed-window, sliding-counter, token-bucket, gcra) are read in one

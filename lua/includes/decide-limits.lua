@@ -4,7 +4,8 @@
 -- decide_limits(keys, argv, k0, a0, n): one call's keys keys[k0 + 1 .. k0 + n] and arguments from
 -- argv[a0 + 1] on, laid out as lua/limits.lua's KEYS and ARGV (lua/limits.lua: 0, 0, #KEYS; its batched
 -- form, src/redis/scripts.ts, passes each call's offsets instead of copying its keys and arguments);
--- returns lua/limits.lua's reply.
+-- returns lua/limits.lua's reply and the offset in argv of the call's last argument (where the next
+-- call's begin, in a batch).
 -- @include decide-fixed-window
 -- @include decide-sliding-counter
 -- @include decide-sliding-log
@@ -21,6 +22,16 @@ local LIMIT_DECIDERS = {
   gcra = decide_gcra,
   ['concurrency-acquire'] = decide_concurrency,
 }
+-- How many ARGV each decision script takes (its header; src/redis/script-table.ts): a limit's
+-- arguments follow its script's name without a count.
+local LIMIT_ARGC = {
+  ['fixed-window'] = 5,
+  ['sliding-counter'] = 6,
+  ['sliding-log'] = 6,
+  ['token-bucket'] = 5,
+  gcra = 5,
+  ['concurrency-acquire'] = 6,
+}
 -- The algorithms whose whole state is one string value: decided on the value read, written after.
 local LIMIT_OF_STATE = {
   ['fixed-window'] = fixed_window_of,
@@ -35,6 +46,19 @@ local LIMIT_OF_STATE = {
 local lim_name, lim_at, lim_read, lim_write, lim_px = {}, {}, {}, {}, {}
 -- The keys of the string-state limits, in order, for their one MGET; the call's keys.
 local lim_key, lim_keys = {}, {}
+
+-- The reply as lua/limits.lua returns it: allowed, then each limit's four numbers in turn (one flat
+-- array: the client parses one array per call, not one per limit).
+local function flat_reply(replies, n)
+  local out = {replies[1]}
+  local j = 1
+  for i = 1, n do
+    local r = replies[i + 1]
+    out[j + 1], out[j + 2], out[j + 3], out[j + 4] = r[1], r[2], r[3], r[4]
+    j = j + 4
+  end
+  return out
+end
 
 -- Every limit checked, then all charged in order, the keys saved first and put back if a charge
 -- refuses: for two limits on one key, where a check cannot foresee the charge before it.
@@ -79,15 +103,17 @@ local function decide_limits(all_keys, argv, k0, a0, n)
   local shared = false
   for i = 1, n do
     local name = argv[at]
-    if not LIMIT_DECIDERS[name] then return redis.error_reply('limits: unknown decision script ' .. tostring(name)) end
-    lim_name[i], lim_at[i] = name, at + 1
-    at = at + 2 + tonumber(argv[at + 1])
+    local argc = LIMIT_ARGC[name]
+    if not argc then return redis.error_reply('limits: unknown decision script ' .. tostring(name)) end
+    lim_name[i], lim_at[i] = name, at
+    at = at + 1 + argc
     local key = keys[i]
     for j = 1, i - 1 do
       if keys[j] == key then shared = true end
     end
   end
-  if shared then return decide_limits_shared(keys, argv, n) end
+  local last = at - 1
+  if shared then return flat_reply(decide_limits_shared(keys, argv, n), n), last end
 
   -- The string values, all in one MGET: a command from a script costs ~1 µs of bridging beyond its own
   -- work, more than a GET itself. Nothing is written before the last decision, so they stay current.
@@ -128,7 +154,7 @@ local function decide_limits(all_keys, argv, k0, a0, n)
     for i = 1, n do
       if lim_write[i] then replies[i + 1] = LIMIT_OF_STATE[lim_name[i]](lim_read[i], argv, lim_at[i], false) end
     end
-    return replies
+    return flat_reply(replies, n), last
   end
 
   for i = 1, n do
@@ -139,9 +165,9 @@ local function decide_limits(all_keys, argv, k0, a0, n)
       local reply = LIMIT_DECIDERS[lim_name[i]](keys[i], argv, o, argv[o + 5] == '1')
       replies[i + 1] = reply
       -- On a key no other limit touches, at the instant of its check, a charge allows as the check did.
-      if reply[1] ~= 1 then return replies end
+      if reply[1] ~= 1 then return flat_reply(replies, n), last end
     end
   end
   replies[1] = 1
-  return replies
+  return flat_reply(replies, n), last
 end

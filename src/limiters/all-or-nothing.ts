@@ -4,8 +4,8 @@
 // if all would allow, charged (two round trips, and the race docs/http-api.md describes: a call that
 // races another between its peek and its charge can be partly charged; no limit is ever exceeded).
 import { Deadline, deadlineError } from '../redis/deadline.js';
-import { isDecisionReply, malformedReply } from '../redis/reply.js';
-import { countText, type ScriptArg } from '../redis/script-table.js';
+import { isDecisionAt, malformedReply } from '../redis/reply.js';
+import type { ScriptArg } from '../redis/script-table.js';
 import type { ManyKeyCall } from '../redis/scripts.js';
 import { oneSlot } from '../redis/slots.js';
 import type { Decision } from './decision.js';
@@ -78,7 +78,8 @@ function send(calls: readonly LimitCall[], prepared: PreparedCall[], done: (resu
   const args: ScriptArg[] = [];
   for (let i = 0; i < calls.length; i++) {
     const a = prepared[i]!.args;
-    args.push(calls[i]!.limiter.script, countText(a.length));
+    // The script's name, then its arguments (lua/limits.lua knows each script's count).
+    args.push(calls[i]!.limiter.script);
     for (const v of a) args.push(v);
   }
   const call = new AllCall(calls, prepared, keys, args, ctx.observer ? performance.now() : 0);
@@ -131,7 +132,7 @@ class AllCall extends Deadline implements ManyKeyCall {
   onReply(reply: unknown): void {
     const ok = isAllReply(reply, this.calls.length);
     if (!this.settle()) {
-      if (ok) this.calls.forEach((c, i) => c.limiter.lateReply(reply[i + 1], reply[0] === 1));
+      if (ok) for (let i = 0; i < this.calls.length; i++) this.calls[i]!.limiter.lateReply(reply, 1 + 4 * i, reply[0] === 1);
       return;
     }
     if (!ok) return this.fail(malformedReply('limits', reply));
@@ -140,7 +141,7 @@ class AllCall extends Deadline implements ManyKeyCall {
       const decisions = new Array<Decision>(this.calls.length);
       for (let i = 0; i < this.calls.length; i++) {
         const p = this.prepared[i]!;
-        decisions[i] = this.calls[i]!.limiter.decisionOf(reply[i + 1], charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
+        decisions[i] = this.calls[i]!.limiter.decisionOf(reply, 1 + 4 * i, charged ? p.leaseId : '', p.nowMs, this.started, p.entry, p.cost, p.stampMs);
       }
       this.resolve({ allowed: charged, decisions });
     } catch (error) {
@@ -166,10 +167,10 @@ class AllCall extends Deadline implements ManyKeyCall {
   }
 }
 
-/** `{allowed 0|1, decision...}` with one decision per limit. */
-function isAllReply(reply: unknown, n: number): reply is [0 | 1, ...unknown[]] {
-  if (!Array.isArray(reply) || reply.length !== n + 1 || (reply[0] !== 0 && reply[0] !== 1)) return false;
-  for (let i = 1; i <= n; i++) if (!isDecisionReply(reply[i])) return false;
+/** `{allowed 0|1, then per limit allowed 0|1, remaining, retryAfter, resetAt}` for `n` limits. */
+function isAllReply(reply: unknown, n: number): reply is [0 | 1, ...number[]] {
+  if (!Array.isArray(reply) || reply.length !== 1 + 4 * n || (reply[0] !== 0 && reply[0] !== 1)) return false;
+  for (let i = 0; i < n; i++) if (!isDecisionAt(reply, 1 + 4 * i)) return false;
   return true;
 }
 

@@ -32,9 +32,16 @@ export interface DecisionOptions {
 /** Raw script reply: [allowed 0|1, remaining, retryAfter, resetAt] with times in the script's unit. */
 export type DecisionReply = [number, number, number, number];
 
-/** Converts a script reply to a Decision; µs scripts are rounded *up* to ms so nobody retries early. */
-export function decisionFromReply(reply: unknown, limit: number, unit: 'ms' | 'us'): Decision {
-  const [allowed, remaining, retryAfter, resetAt] = reply as DecisionReply;
+/**
+ * Converts a script reply (at `at` in `reply`: a decision script's reply at 0, one limit of
+ * lua/limits.lua's flat reply further on) to a Decision; µs scripts are rounded *up* to ms so nobody
+ * retries early.
+ */
+export function decisionFromReply(reply: readonly number[], at: number, limit: number, unit: 'ms' | 'us'): Decision {
+  const allowed = reply[at]!;
+  const remaining = reply[at + 1]!;
+  const retryAfter = reply[at + 2]!;
+  const resetAt = reply[at + 3]!;
   if (unit === 'ms') return { allowed: allowed === 1, limit, remaining, retryAfterMs: retryAfter, resetAtMs: resetAt };
   return { allowed: allowed === 1, limit, remaining, retryAfterMs: Math.ceil(retryAfter / 1000), resetAtMs: Math.ceil(resetAt / 1000) };
 }

@@ -5,7 +5,7 @@ import { SluiceError, isSluiceError } from '../errors.js';
 import { timeArg, type Clock, type ClockSource } from '../redis/clock.js';
 import { whenReady, type RedisClient } from '../redis/connection.js';
 import { Deadline, deadlineError, withDeadline } from '../redis/deadline.js';
-import { integerReply, isDecisionReply, malformedReply } from '../redis/reply.js';
+import { integerReply, isDecisionAt, isDecisionReply, malformedReply } from '../redis/reply.js';
 import type { IdentityOptions, KeyBuilder } from '../redis/keys.js';
 import type { ScriptArg } from '../redis/script-table.js';
 import type { BatchableCall, ScriptRegistry } from '../redis/scripts.js';
@@ -246,12 +246,13 @@ export class Limiter {
    * @internal A script reply turned into the caller's decision. A reply of the wrong shape (something
    * in front of Redis answered instead of the script) is a failure: the fail mode decides, and says so.
    */
-  decisionOf(reply: unknown, leaseId: string, nowMs: number | undefined, started: number, entry: KeyEntry, cost: number, stampMs: number): Decision {
-    if (!isDecisionReply(reply)) return this.failDecision(malformedReply(this.spec.script, reply), nowMs, started);
-    const decision = decisionFromReply(reply, this.maxCost, this.spec.unit);
+  decisionOf(reply: unknown, at: number, leaseId: string, nowMs: number | undefined, started: number, entry: KeyEntry, cost: number, stampMs: number): Decision {
+    if (!(at === 0 ? isDecisionReply(reply) : Array.isArray(reply) && isDecisionAt(reply, at))) return this.failDecision(malformedReply(this.spec.script, reply), nowMs, started);
+    const numbers = reply as number[];
+    const decision = decisionFromReply(numbers, at, this.maxCost, this.spec.unit);
     if (this.denyCache) {
       // The exact retry time of the reply (µs scripts unrounded), from the instant the call was stamped.
-      const retryMs = this.spec.unit === 'us' ? reply[2] / 1000 : reply[2];
+      const retryMs = this.spec.unit === 'us' ? numbers[at + 2]! / 1000 : numbers[at + 2]!;
       entry.denial = decision.allowed || retryMs <= 0 ? undefined : { untilMs: stampMs + retryMs, cost, remaining: decision.remaining, resetAtMs: decision.resetAtMs };
     }
     if (leaseId && decision.allowed) decision.leaseId = leaseId;
@@ -269,9 +270,9 @@ export class Limiter {
   }
 
   /** @internal A reply that came after the deadline: the script ran, though the fail mode had answered. */
-  lateReply(reply: unknown, record: boolean): void {
-    if (!isDecisionReply(reply)) return;
-    this.ctx.observer?.onLateDecision?.({ policy: this.namespace, algorithm: this.policy.algorithm, charged: record && reply[0] === 1 });
+  lateReply(reply: unknown, at: number, record: boolean): void {
+    if (!Array.isArray(reply) || !isDecisionAt(reply, at)) return;
+    this.ctx.observer?.onLateDecision?.({ policy: this.namespace, algorithm: this.policy.algorithm, charged: record && reply[at] === 1 });
   }
 
   /** The deny cache's refusal of a call of `cost` at `nowMs`, or undefined when Redis must decide. */
@@ -365,14 +366,14 @@ class DecisionCall extends Deadline implements BatchableCall {
 
   onReply(reply: unknown): void {
     if (!this.settle()) {
-      this.limiter.lateReply(reply, this.record);
+      this.limiter.lateReply(reply, 0, this.record);
       return;
     }
     // The decision is made inside the try, the caller told outside it: a caller's callback that threw
     // must not be answered a second time (limitWith's callbacks are plain functions, not a promise).
     let decision: Decision;
     try {
-      decision = this.limiter.decisionOf(reply, this.leaseId, this.nowMs, this.started, this.entry, this.cost, this.stampMs);
+      decision = this.limiter.decisionOf(reply, 0, this.leaseId, this.nowMs, this.started, this.entry, this.cost, this.stampMs);
     } catch (error) {
       this.reject(error);
       return;

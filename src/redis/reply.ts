@@ -29,5 +29,11 @@ export function integerReply(script: string, reply: unknown): number {
 
 /** True when `reply` is a decision script's `{allowed 0|1, remaining, retryAfter, resetAt}`. */
 export function isDecisionReply(reply: unknown): reply is [0 | 1, number, number, number] {
-  return Array.isArray(reply) && reply.length === 4 && (reply[0] === 0 || reply[0] === 1) && reply.every(Number.isInteger);
+  return Array.isArray(reply) && reply.length === 4 && isDecisionAt(reply, 0);
+}
+
+/** True when `reply[at .. at + 3]` is a decision: allowed 0|1, then three integers (lua/limits.lua's flat reply). */
+export function isDecisionAt(reply: readonly unknown[], at: number): boolean {
+  const a = reply[at];
+  return at + 4 <= reply.length && (a === 0 || a === 1) && Number.isInteger(reply[at + 1]) && Number.isInteger(reply[at + 2]) && Number.isInteger(reply[at + 3]);
 }

@@ -11,6 +11,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
+import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-send.js';
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
 import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
@@ -96,17 +97,24 @@ export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttl
 
 /**
  * Many-key scripts whose body is one call of an include's function that takes a call's place in KEYS
- * and ARGV, `f(KEYS, ARGV, keyOffset, argOffset, keyCount)`: their batched form calls it in place,
- * without copying each call's keys and arguments into tables of their own (~1.5 µs of Redis CPU per
- * three-limit call, a tenth of it).
+ * and ARGV, `f(KEYS, ARGV, keyOffset, argOffset, keyCount)`, and returns the call's reply and the
+ * offset of its last argument: their batched form calls it in place, without copying each call's keys
+ * and arguments into tables of their own (~1.5 µs of Redis CPU per three-limit call, a tenth of it),
+ * and without argument counts (the function knows where a call's arguments end).
  */
 const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limits' };
+
+/** True when the batched form of `name` takes no argument counts (IN_PLACE_ENTRY). */
+export function countsArguments(name: string): boolean {
+  return IN_PLACE_ENTRY[name] === undefined;
+}
 
 /**
  * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call
  * (or its IN_PLACE_ENTRY function is called at each call's offsets).
- * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count; then the
- * calls' arguments one after the other; KEYS are the calls' keys one after the other.
+ * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count (not for
+ * an IN_PLACE_ENTRY script); then the calls' arguments one after the other; KEYS are the calls' keys
+ * one after the other. An IN_PLACE_ENTRY call answered with an error fails the whole batch.
  * A script that declares batchShared names (src/redis/script-table.ts) has a second form of call: counts
  * 0 and 0 say the call has the full KEYS and ARGV and repeats the previous call's at the shared names, so
  * only its own keys and arguments are sent (a throttle's admissions: 4 keys and 9 arguments instead of 12
@@ -131,8 +139,15 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
       ]
     : [];
   const call = entry
-    ? [`  replies[i] = ${entry}(KEYS, ARGV, k, a, nk)`, '  k, a = k + nk, a + na']
+    ? [
+        '  local nk = tonumber(ARGV[1 + i])',
+        `  local reply, last = ${entry}(KEYS, ARGV, k, a, nk)`,
+        '  if not last then return reply end',
+        '  replies[i] = reply',
+        '  k, a = k + nk, last',
+      ]
     : [
+        '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
         ...(sharing ? ['  if nk == 0 and na == 0 and i > 1 then', ...own, '  else'] : []),
         '    keys, argv = {}, {}',
         '    for j = 1, nk do keys[j] = KEYS[k + j] end',
@@ -146,10 +161,9 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
     ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
     'local m = tonumber(ARGV[1])',
     'local replies = {}',
-    'local k, a = 0, 1 + 2 * m',
+    `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
     'local keys, argv',
     'for i = 1, m do',
-    '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
     ...call,
     'end',
     'return replies',
@@ -274,7 +288,11 @@ export class ScriptRegistry {
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     const client = this.client;
     const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
-      client instanceof Cluster ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending) : client[cmd](first, countText(keys.length), ...keys, ...args);
+      client instanceof Cluster
+        ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending)
+        : sendsRaw(client)
+          ? sendScriptRaw(client, cmd, first, keys, args)
+          : client[cmd](first, countText(keys.length), ...keys, ...args);
     return send('evalsha', s.sha).catch((error: unknown) => {
       if (isNoScript(error) && pending()) return send('eval', s.lua);
       throw error;
@@ -323,28 +341,53 @@ export class ScriptRegistry {
       this.runWhilePending(name, c.keys, c.args, () => c.pending).then((reply) => c.onReply(reply), fail);
       return;
     }
-    const keys: string[] = [];
-    const args: ScriptArg[] = [countText(live.length)];
-    const sharing = this.sharing.get(name);
-    // A call that repeats the previous one's shared keys and arguments sends only its own (counts 0, 0).
-    const shares: boolean[] = live.map((c, i) => sharing !== undefined && i > 0 && sharesWith(sharing, live[i - 1]!, c));
-    for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.keys.length));
-    for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.args.length));
-    for (let i = 0; i < live.length; i++) {
-      const c = live[i]!;
-      if (shares[i]) {
-        for (const p of sharing!.ownKeys) keys.push(c.keys[p - 1]!);
-        for (const p of sharing!.ownArgs) args.push(c.args[p - 1]!);
-      } else {
-        for (const k of c.keys) keys.push(k);
-        for (const a of c.args) args.push(a);
-      }
-    }
     const deliver = (reply: unknown) => {
       // One reply per call, or none of them is trusted (each call checks the shape of its own).
       if (!Array.isArray(reply) || reply.length !== live.length) fail(malformedReply(batchName(name), reply));
       else for (let i = 0; i < live.length; i++) live[i]!.onReply(reply[i]);
     };
+    const sharing = this.sharing.get(name);
+    // A call that repeats the previous one's shared keys and arguments sends only its own (counts 0, 0).
+    const shares: boolean[] = live.map((c, i) => sharing !== undefined && i > 0 && sharesWith(sharing, live[i - 1]!, c));
+    const ownKeys = (c: ManyKeyCall, i: number): readonly string[] => (shares[i] ? sharing!.ownKeys.map((p) => c.keys[p - 1]!) : c.keys);
+    const ownArgs = (c: ManyKeyCall, i: number): readonly ScriptArg[] => (shares[i] ? sharing!.ownArgs.map((p) => c.args[p - 1]!) : c.args);
+    const client = this.client;
+    if (!(client instanceof Cluster) && sendsRaw(client)) {
+      // The batch's text straight from its calls: no batch-wide arrays of keys and arguments.
+      let keysText = '';
+      let keyCount = 0;
+      let argsText = bulk(countText(live.length));
+      let argCount = 1 + live.length;
+      for (let i = 0; i < live.length; i++) argsText += bulk(countText(shares[i] ? 0 : live[i]!.keys.length));
+      if (countsArguments(name)) {
+        argCount += live.length;
+        for (let i = 0; i < live.length; i++) argsText += bulk(countText(shares[i] ? 0 : live[i]!.args.length));
+      }
+      for (let i = 0; i < live.length; i++) {
+        const keys = ownKeys(live[i]!, i);
+        const args = ownArgs(live[i]!, i);
+        for (const k of keys) keysText += bulk(k);
+        keyCount += keys.length;
+        argsText = encodeArgs(argsText, args);
+        argCount += args.length;
+      }
+      const s = this.scripts.get(batchName(name))!;
+      sendEncoded(client, 'evalsha', s.sha, keyCount, keysText, argCount, argsText)
+        .catch((error: unknown) => {
+          if (isNoScript(error) && live.some((c) => c.pending)) return sendEncoded(client, 'eval', s.lua, keyCount, keysText, argCount, argsText);
+          throw error;
+        })
+        .then(deliver, fail);
+      return;
+    }
+    const keys: string[] = [];
+    const args: ScriptArg[] = [countText(live.length)];
+    for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.keys.length));
+    if (countsArguments(name)) for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.args.length));
+    for (let i = 0; i < live.length; i++) {
+      for (const k of ownKeys(live[i]!, i)) keys.push(k);
+      for (const a of ownArgs(live[i]!, i)) args.push(a);
+    }
     this.runWhilePending(batchName(name) as ScriptName, keys, args, () => live.some((c) => c.pending)).then(deliver, fail);
   }
 
@@ -400,7 +443,9 @@ export class ScriptRegistry {
     const send =
       client instanceof Cluster
         ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], () => calls[0]!.pending !== false)
-        : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
+        : sendsRaw(client)
+          ? (cmd: 'evalsha' | 'eval', first: string) => sendScriptRaw(client, cmd, first, keys, args)
+          : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
     try {
       send('evalsha', s.sha).then(deliver, (error: unknown) => {
         // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe

@@ -35,11 +35,19 @@ const stepArb = fc.record({
   costs: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 3 }),
 });
 
-/** One request's call of the limits script: KEYS and ARGV as src/limiters/all-or-nothing.ts lays them out. */
+/**
+ * One request's call of the limits script: KEYS and ARGV as src/limiters/all-or-nothing.ts lays them
+ * out (`args`: each limit's script and its arguments), and as the two-pass reference takes them
+ * (`refArgs`: each limit's script, its argument count, its arguments).
+ */
 interface Call {
   keys: string[];
   args: (string | number)[];
+  refArgs: (string | number)[];
 }
+
+/** The reference's reply `{allowed, {decision}, ...}` as lua/limits.lua's flat one. */
+const flatReply = (reply: unknown): unknown => (Array.isArray(reply) ? [reply[0], ...(reply.slice(1) as unknown[][]).flat()] : reply);
 
 /** The keys' state: type, value and absolute expiry (ms; -1 none, -2 absent). */
 async function stateOf(raw: Redis, keys: readonly string[]): Promise<{ type: string; value: unknown; expireAtMs: number }[]> {
@@ -82,20 +90,24 @@ describe('limits script, single pass == the two-pass reference', () => {
           const calls = step.costs.map((cost) => {
             const prepared = limiters.map((l) => l.prepare(id, { nowMs: now, cost: Math.min(cost, l.maxCost) }, true) as PreparedCall);
             const args: (string | number)[] = [];
-            prepared.forEach((p, i) => args.push(limiters[i]!.script, p.args.length, ...(p.args as (string | number)[])));
-            return { keys: prepared.map((p) => p.entry.redisKey), args };
+            const refArgs: (string | number)[] = [];
+            prepared.forEach((p, i) => {
+              args.push(limiters[i]!.script, ...(p.args as (string | number)[]));
+              refArgs.push(limiters[i]!.script, p.args.length, ...(p.args as (string | number)[]));
+            });
+            return { keys: prepared.map((p) => p.entry.redisKey), args, refArgs };
           });
-          const copy = (c: Call, tag: string): Call => ({ keys: c.keys.map((k) => `${tag}|${k}`), args: c.args });
+          const copy = (c: Call, tag: string): Call => ({ ...c, keys: c.keys.map((k) => `${tag}|${k}`) });
           const t0 = await redisMs(raw, Math.floor);
           const want: unknown[] = [];
-          for (const c of calls.map((c) => copy(c, 'ref'))) want.push(await raw.eval(TWO_PASS, c.keys.length, ...c.keys, ...c.args));
+          for (const c of calls.map((c) => copy(c, 'ref'))) want.push(flatReply(await raw.eval(TWO_PASS, c.keys.length, ...c.keys, ...c.refArgs)));
           const mine = calls.map((c) => copy(c, 'new'));
           let got: unknown[];
           if (mine.length === 1) got = [await raw.eval(SINGLE, mine[0]!.keys.length, ...mine[0]!.keys, ...mine[0]!.args)];
           else {
-            // The batched form (src/redis/scripts.ts): the requests' key and argument counts, then theirs in turn.
+            // The batched form (src/redis/scripts.ts): the requests' key counts, then their arguments in turn.
             const keys = mine.flatMap((c) => c.keys);
-            const args = [mine.length, ...mine.map((c) => c.keys.length), ...mine.map((c) => c.args.length), ...mine.flatMap((c) => c.args)];
+            const args = [mine.length, ...mine.map((c) => c.keys.length), ...mine.flatMap((c) => c.args)];
             got = (await raw.eval(BATCHED, keys.length, ...keys, ...args)) as unknown[];
           }
           const elapsedMs = (await redisMs(raw, Math.ceil)) - t0;
