@@ -75,13 +75,11 @@ export class LaneScripts {
     private readonly capacity: number,
     private readonly burst: number,
   ) {
-    this.delayedKey = `${keys.jobPrefix}delayed`;
-    this.markerKey = `${keys.jobPrefix}marker`;
+    this.scheduleKeys = dispatchKeys(keys);
   }
 
-  /** The BullMQ queue's delayed set and marker (BullMQ's own layout: `<prefix>:<queue>:delayed`). */
-  private readonly delayedKey: string;
-  private readonly markerKey: string;
+  /** The dispatch script's keys, BullMQ's delayed set and marker among them (made once). */
+  private readonly scheduleKeys: ReturnType<typeof dispatchKeys>;
 
   /**
    * `plan`: the lane's plan name, kept in the lane for the admin view ('' = none). The admissions of
@@ -115,8 +113,8 @@ export class LaneScripts {
       k.global,
       k.wake,
       k.laneOutgoing(laneId),
-      this.delayedKey,
-      this.markerKey,
+      this.scheduleKeys.delayed,
+      this.scheduleKeys.marker,
       k.events,
     ];
     const args: ScriptArg[] = [
@@ -190,7 +188,7 @@ export class LaneScripts {
     const t = this.timing;
     const reply = await this.scripts.run(
       'throttle-dispatch',
-      dispatchKeys(this.keys),
+      this.scheduleKeys,
       {
         now,
         horizonUs: t.leadUs,

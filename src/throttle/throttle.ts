@@ -98,14 +98,12 @@ export class Throttle {
   private readonly variants: LaneVariants;
   private queue: Queue<JobData> | undefined;
   private preparing: Promise<void> | undefined;
-  /** prepare() succeeded: a submit on a ready connection goes straight to its admission. */
+  /** prepare() succeeded: a submit on a ready connection goes straight to its admission (a sharded one to its shard). */
   private prepared = false;
   /** The parked job's options JSON after its id (the same for every job of the throttle): attempts, backoff, the park. */
   private readonly optsTail: string;
   /** What a submit's deadline error names. */
   private readonly submitWhat: string;
-  /** A sharded throttle's configuration is in Redis (prepare() succeeded once): its submits go straight to a shard. */
-  private published = false;
   private dispatcherCache: Dispatcher | undefined;
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
@@ -291,10 +289,7 @@ export class Throttle {
     if (this.shardList) {
       // The configuration is published under the throttle's own tag too: workers elsewhere find the shards there.
       // Until it is published (a deadline timer per submit after that would be work for nothing).
-      if (!this.published) {
-        await this.withinDeadline('submit', () => this.prepare());
-        this.published = true;
-      }
+      if (!this.prepared) await this.withinDeadline('submit', () => this.prepare());
       return this.forLane(laneId).submit(key, payload, options);
     }
     const plan = this.planName(options.plan);
