@@ -1,17 +1,28 @@
 // Where an admission's Redis time goes: `--n` submits (one key, or `--keys` keys at random), one at a
 // time or `--inflight` at once, on a private redis-server, with INFO commandstats before and after:
 // per command called (the script itself and each command it runs), calls and µs per admission.
-//   npx tsx bench/throttle-admit-profile.ts [--n 20000] [--inflight 1] [--keys 1] [--bull: a bare BullMQ queue.add instead]
+//   npx tsx bench/throttle-admit-profile.ts [--n 20000] [--inflight 1] [--keys 1] [--bull: a bare BullMQ queue.add instead] [--base DIR]
+// --base DIR: the submits of another checkout of sluice (its src/ imported here, its lua/ loaded by its own
+// registry), for a before/after of the same measure. The µs are commandstats', wall time inside Redis: on a
+// loaded machine run both trees back to back, several times.
 // Prints one JSON document on stdout.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
-import { createSluice } from '../src/index.js';
+import * as here from '../src/index.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { closedLoop } from './lib/load.js';
 
 const { values: flags } = parseArgs({
-  options: { n: { type: 'string', default: '20000' }, inflight: { type: 'string', default: '1' }, keys: { type: 'string', default: '1' }, bull: { type: 'boolean', default: false } },
+  options: {
+    n: { type: 'string', default: '20000' },
+    inflight: { type: 'string', default: '1' },
+    keys: { type: 'string', default: '1' },
+    bull: { type: 'boolean', default: false },
+    base: { type: 'string' },
+  },
 });
 const n = Number(flags.n);
 const inflight = Number(flags.inflight);
@@ -34,6 +45,7 @@ setTimeout(() => {
 const log = (m: string) => process.stderr.write(`[profile] ${m}\n`);
 const server = await startRedis();
 const raw = new Redis(server.port, '127.0.0.1');
+const { createSluice } = flags.base ? ((await import(pathToFileURL(join(flags.base, 'src/index.ts')).href)) as typeof here) : here;
 const sluice = createSluice({ redis: server.url, prefix: 'prof' });
 const throttle = sluice.throttle('p', { ratePerSecond: keys > 1 ? 10 : 1000, capacity: keys > 1 ? 100 : 10_000_000, submitTimeoutMs: 30_000 });
 const bullConnection = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: null });

@@ -1,7 +1,10 @@
 // Throttle admissions per second from ONE Node process (submit = admission script, batched per event-loop
 // turn, + BullMQ add), next to BullMQ's bare queue.add of the same payload on the same private
 // redis-server in the same run, with the ratio; the machine's load average before and after is recorded.
-//   npx tsx bench/throttle-admit.ts [--duration 3] [--inflight 1,64] [--reps 3] [--keys 100000] [--max-ops 60000]
+//   npx tsx bench/throttle-admit.ts [--duration 3] [--inflight 1,64] [--reps 3] [--keys 100000] [--max-ops 60000] [--base DIR]
+// --base DIR: another checkout of sluice (node_modules in place, e.g. /work/main): its src/ is imported here
+// and its lua/ loaded by its own registry, and its two cases (base-hot, base-many) run in the same reps on
+// the same redis-server, so before/after come from the same minutes.
 // Cases, interleaved rep by rep so that the ratios come from the same minutes:
 //   sluice-hot   one key, capacity 10,000,000 (never full), 1,000/s: jobs are delayed BullMQ jobs
 //   sluice-many  `--keys` distinct keys picked at random, 10/s each, capacity 100
@@ -9,6 +12,8 @@
 //   bullmq-delay queue.add with a 60 s delay (what a throttle admission adds to BullMQ)
 // Prints one JSON document on stdout; progress goes to stderr.
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -23,6 +28,7 @@ const { values: flags } = parseArgs({
     reps: { type: 'string', default: '3' },
     keys: { type: 'string', default: '100000' },
     'max-ops': { type: 'string', default: '60000' },
+    base: { type: 'string' },
   },
 });
 const durationMs = Number(flags.duration) * 1000;
@@ -35,14 +41,14 @@ if (!(maxOps >= 100 && maxOps <= 1_000_000)) throw new Error('--max-ops: 100 .. 
 if (!(manyKeys >= 2 && manyKeys <= 1_000_000)) throw new Error('--keys: 2 .. 1000000');
 
 const log = (msg: string) => process.stderr.write(`[throttle-admit ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-const budgetMs = reps * inflights.length * 4 * (durationMs + 3_000) + 120_000;
+const budgetMs = reps * inflights.length * 6 * (durationMs + 3_000) + 120_000;
 setTimeout(() => {
   log(`watchdog: still running after ${budgetMs} ms, exiting`);
   process.exit(124);
 }, budgetMs).unref();
 
-type CaseName = 'sluice-hot' | 'sluice-many' | 'bullmq-add' | 'bullmq-delay';
-const CASES: CaseName[] = ['sluice-hot', 'sluice-many', 'bullmq-add', 'bullmq-delay'];
+type CaseName = 'sluice-hot' | 'sluice-many' | 'bullmq-add' | 'bullmq-delay' | 'base-hot' | 'base-many';
+const CASES: CaseName[] = ['sluice-hot', 'sluice-many', 'bullmq-add', 'bullmq-delay', ...(flags.base ? (['base-hot', 'base-many'] as const) : [])];
 
 interface Row extends LoadResult {
   case: CaseName;
@@ -58,6 +64,13 @@ const sluice = createSluice({ redis: server.url, prefix: 'bench' });
 // Generous deadline: the bench measures throughput, not the 2 s production deadline on a loaded machine.
 const hot = sluice.throttle('hot', { ratePerSecond: 1000, capacity: 10_000_000, submitTimeoutMs: 30_000 });
 const many = sluice.throttle('many', { ratePerSecond: 10, capacity: 100, submitTimeoutMs: 30_000 });
+// The --base checkout's sluice, the same two throttles under its own prefix.
+type Index = typeof import('../src/index.js');
+const baseSluice = flags.base
+  ? ((await import(pathToFileURL(join(flags.base, 'src/index.ts')).href)) as Index).createSluice({ redis: server.url, prefix: 'bench-base' })
+  : undefined;
+const baseHot = baseSluice?.throttle('hot', { ratePerSecond: 1000, capacity: 10_000_000, submitTimeoutMs: 30_000 });
+const baseMany = baseSluice?.throttle('many', { ratePerSecond: 10, capacity: 100, submitTimeoutMs: 30_000 });
 // BullMQ on its own connection, as a user of bare BullMQ would have it.
 const bullConnection = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: null });
 const bullQueue = new Queue('bare', { connection: bullConnection, prefix: 'bull' });
@@ -69,9 +82,11 @@ const operations: Record<CaseName, () => Promise<unknown>> = {
   'sluice-many': () => admitted(many, `u${(Math.random() * manyKeys) | 0}`),
   'bullmq-add': () => bullQueue.add('j', { i: seq++ }),
   'bullmq-delay': () => bullQueue.add('j', { i: seq++ }, { delay: 60_000 }),
+  'base-hot': () => admitted(baseHot!, 'hot'),
+  'base-many': () => admitted(baseMany!, `u${(Math.random() * manyKeys) | 0}`),
 };
 
-async function admitted(t: Throttle, key: string): Promise<void> {
+async function admitted(t: Pick<Throttle, 'submit'>, key: string): Promise<void> {
   const r = await t.submit(key, { i: seq++ });
   // A refusal is a different (cheaper) path: count it as an error so it never inflates the figure.
   if (!r.admitted) throw new Error(`refused: ${r.reason}`);
@@ -79,7 +94,7 @@ async function admitted(t: Throttle, key: string): Promise<void> {
 
 /** Deletes every key the cases wrote (SCAN by the bench's own prefixes), so each case starts from the same Redis size. */
 async function clean(): Promise<void> {
-  for (const pattern of ['bench:*', 'bull:*']) {
+  for (const pattern of ['bench:*', 'bench-base:*', 'bull:*']) {
     let cursor = '0';
     do {
       const [next, keys] = await raw.scan(cursor, 'MATCH', pattern, 'COUNT', 5000);
@@ -121,6 +136,7 @@ try {
   await bullQueue.close();
   bullConnection.disconnect();
   await sluice.close();
+  await baseSluice?.close();
   raw.disconnect();
   await server.dispose();
 }
@@ -163,6 +179,7 @@ process.stdout.write(
         'sluice-many': `${manyKeys} random keys, ratePerSecond 10, capacity 100`,
         'bullmq-add': 'queue.add(name, data), no options',
         'bullmq-delay': 'queue.add(name, data, { delay: 60000 })',
+        ...(flags.base ? { 'base-hot': `sluice-hot on ${flags.base}`, 'base-many': `sluice-many on ${flags.base}` } : {}),
       },
       summary,
       rows,

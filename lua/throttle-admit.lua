@@ -34,7 +34,7 @@
 -- ARGV[17] dataHead: the job data JSON up to the predicted start: '{"l":<lane>,"c":<cost>,"p":<payload>'
 -- ARGV[18] dataTail: the rest of the job data JSON after ',"s":<start ms>', closing brace included
 -- ARGV[19] optsTail: the job options JSON after '{"jobId":"<id>"', closing brace included (delay = parkMs)
--- ARGV[20] parkMs: the BullMQ delay the job is parked with (the dispatcher promotes it long before)
+-- ARGV[20] parkMs: the BullMQ delay the job is parked with (the dispatcher promotes it long before), a whole number
 -- ARGV[21] eventHead: the 'admitted' event's detail JSON up to ',"startsAtMs":..' ('{"lane":..,"tenant":..')
 -- ARGV[22] eventMaxLen: the event stream's approximate cap (MAXLEN ~)
 -- returns {code, a, b, now}:
@@ -81,7 +81,7 @@ if ARGV[11] == '1' then
     if predicted < 0 then predicted = now end
     -- An admission whose submitter (of an older version) died before its enqueue: the job now comes with it.
     if ARGV[15] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then
-      park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], tonumber(ARGV[20]))
+      park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], ARGV[20])
     end
     return {2, predicted, redis.call('ZRANK', KEYS[2], member), now}
   end
@@ -161,13 +161,15 @@ local tail = lane_tail(KEYS[2])
 local order = start
 if tail.last and tail.last >= order then order = tail.last + 1 end
 local position = tail.count
-redis.call('ZADD', KEYS[2], order, member)
+-- Numbers go to redis.call as text where it is at hand (whole(), includes/now.lua): Redis's own
+-- '%.17g' of each number was a measurable part of an admission.
+redis.call('ZADD', KEYS[2], whole(order), member)
 tail.last, tail.count = order, position + 1
-local start_ms = int(math.ceil(start / 1000))
+local start_ms = whole(math.ceil(start / 1000))
 if ARGV[15] == '1' then
-  park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], tonumber(ARGV[20]))
+  park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], ARGV[20])
   redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[22], '*', 'e', 'admitted', 'j', job_id, 'd',
-    ARGV[21] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. position .. '}')
+    ARGV[21] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. whole(position) .. '}')
 else
   redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
 end
@@ -176,7 +178,9 @@ end
 -- was read above (one HSET instead of three calls): its fair tag catches up with the virtual time, it
 -- enters the waiting set at the instant its own rate allows, the dispatchers are woken. Only such a lane
 -- carries a TTL (every script sets one at depth 0 only), so only then is there one to remove.
-local fields = {'d', depth + cost, 'i', lane_interval, 'b', burst}
+-- The depth as text: an idle lane's is the cost as sent; the interval and burst as sent.
+local depth_text = depth == 0 and ARGV[3] or whole(depth + cost)
+local fields = {'d', depth_text, 'i', ARGV[5], 'b', ARGV[6]}
 if ARGV[13] and ARGV[13] ~= '' then
   fields[#fields + 1] = 'n'
   fields[#fields + 1] = ARGV[13]
@@ -185,14 +189,14 @@ state[3] = depth + cost
 if depth == 0 then
   state[5] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
   fields[#fields + 1] = 'v'
-  fields[#fields + 1] = state[5]
+  fields[#fields + 1] = whole(state[5])
   redis.call('HSET', KEYS[1], unpack(fields))
   redis.call('PERSIST', KEYS[1])
-  redis.call('ZADD', KEYS[3], depth + cost, lane_id)
-  redis.call('ZADD', KEYS[6], lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin), lane_id)
+  redis.call('ZADD', KEYS[3], depth_text, lane_id)
+  redis.call('ZADD', KEYS[6], whole(lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin)), lane_id)
   wake_once(KEYS[8])
 else
   redis.call('HSET', KEYS[1], unpack(fields))
-  redis.call('ZADD', KEYS[3], depth + cost, lane_id)
+  redis.call('ZADD', KEYS[3], depth_text, lane_id)
 end
 return {1, start, position, now}

@@ -25,15 +25,23 @@ local function bull_delayed_score(delayed_key, due_ms)
 end
 
 -- Writes job `job_id` (hash `job_key`) with its data and options JSON (the id goes into the JSON as it
--- is: sluice's job ids are base64url, a '.s<n>' shard suffix at most, nothing to escape), delayed `delay_ms` from Redis's
+-- is: sluice's job ids are base64url, a '.s<n>' shard suffix at most, nothing to escape), delayed `delay_text` ms from Redis's
 -- now (BullMQ's timestamp is the adder's clock; here the server's), and moves the marker to the next
 -- delayed timestamp so a worker blocked on it wakes when the park runs out.
-local function park_job(job_key, delayed_key, marker_key, job_id, name, data, opts_tail, delay_ms)
-  local t = read_time()
-  local timestamp = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- `delay_text`: the delay in ms as its decimal text (it goes into the hash as it is).
+-- The timestamp is Redis's TIME of this run (read once), its text made once too.
+local park_clock = nil
+
+local function park_job(job_key, delayed_key, marker_key, job_id, name, data, opts_tail, delay_text)
+  if not park_clock then
+    local t = read_time()
+    local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    park_clock = { ms = ms, text = int(ms) }
+  end
+  local timestamp = park_clock.ms
   redis.call('HSET', job_key, 'name', name, 'data', data, 'opts', '{"jobId":"' .. job_id .. '"' .. opts_tail,
-    'timestamp', int(timestamp), 'delay', delay_ms, 'priority', 0)
-  local due_ms = timestamp + delay_ms
+    'timestamp', park_clock.text, 'delay', delay_text, 'priority', '0')
+  local due_ms = timestamp + tonumber(delay_text)
   local score = bull_delayed_score(delayed_key, due_ms)
   redis.call('ZADD', delayed_key, score, job_id)
   if parked.key ~= delayed_key then

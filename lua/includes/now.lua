@@ -38,6 +38,16 @@ end
 -- Integer formatting that never falls into %.14g exponent notation for large values.
 local function int(x) return string.format('%.0f', x) end
 
+-- A whole number as the text redis.call would send for it, made by '%d': a number given to redis.call
+-- is turned into text by Redis with '%.17g', glibc's float formatting (~0.5 µs a number, more for a
+-- 16-digit µs timestamp, measured in a script of 100,000 ZADDs: docs/decisions/admit-and-park.md), an
+-- integer format is a fraction of that. The same digits for every whole number below 2^53 (no exponent
+-- below 17 digits); anything else is given back as the number, formatted as before.
+local function whole(x)
+  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then return string.format('%d', x) end
+  return x
+end
+
 -- TTL in ms for state that matters for `ms` more: one extra second, so state never vanishes early
 -- when the caller's clock (injected time, the client clock source) runs apart from Redis's.
 -- Every value carries its own time, so state that lives a little longer is never misread.
