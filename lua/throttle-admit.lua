@@ -63,14 +63,11 @@
 
 local now = now_us(ARGV[1])
 local job_id = ARGV[2]
-local cost = tonumber(ARGV[3])
-local capacity = tonumber(ARGV[4])
-local lane_interval = tonumber(ARGV[5])
-local burst = tonumber(ARGV[6])
-local global_interval = tonumber(ARGV[7])
-local max_wait = tonumber(ARGV[8])
+-- A cost is nearly always 1; the throttle's numbers are parsed once per batch (includes/admit-memo.lua).
+local cost = ARGV[3] == '1' and 1 or tonumber(ARGV[3])
+local limits = throttle_numbers(ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[10])
+local capacity, lane_interval, burst, global_interval, max_wait, margin = limits[7], limits[8], limits[9], limits[10], limits[11], limits[12]
 local lane_id = ARGV[9]
-local margin = tonumber(ARGV[10])
 local member = job_id .. '|' .. ARGV[3]
 
 if ARGV[11] == '1' then

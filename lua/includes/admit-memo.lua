@@ -55,3 +55,19 @@ local function lane_state(key)
   end
   return st
 end
+
+-- The throttle's own numbers (capacity, lane interval, burst, global interval, max wait, margin): the
+-- same texts in every admission of a throttle, and Lua's tonumber() of a text is a strtod() each time.
+-- They are parsed again only when a text differs from the previous admission's (equal Lua strings are
+-- one object: six pointer compares); one table per change, none per admission.
+local limits_memo = {}
+
+local function throttle_numbers(capacity, lane_interval, burst, global_interval, max_wait, margin)
+  local m = limits_memo
+  if m[1] ~= capacity or m[2] ~= lane_interval or m[3] ~= burst or m[4] ~= global_interval or m[5] ~= max_wait or m[6] ~= margin then
+    m = { capacity, lane_interval, burst, global_interval, max_wait, margin,
+      tonumber(capacity), tonumber(lane_interval), tonumber(burst), tonumber(global_interval), tonumber(max_wait), tonumber(margin) }
+    limits_memo = m
+  end
+  return m
+end
