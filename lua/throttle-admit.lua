@@ -175,25 +175,29 @@ end
 -- was read above (one HSET instead of three calls): its fair tag catches up with the virtual time, it
 -- enters the waiting set at the instant its own rate allows, the dispatchers are woken. Only such a lane
 -- carries a TTL (every script sets one at depth 0 only), so only then is there one to remove.
--- The depth as text: an idle lane's is the cost as sent; the interval and burst as sent.
+-- The depth as text: an idle lane's is the cost as sent; the interval and burst as sent. One HSET of
+-- the fields as they are (no table of fields and unpack() per admission), the plan name only when given.
 local depth_text = depth == 0 and ARGV[3] or whole(depth + cost)
-local fields = {'d', depth_text, 'i', ARGV[5], 'b', ARGV[6]}
-if ARGV[13] and ARGV[13] ~= '' then
-  fields[#fields + 1] = 'n'
-  fields[#fields + 1] = ARGV[13]
-end
+local plan = ARGV[13]
+if plan == '' then plan = nil end
 state[3] = depth + cost
 if depth == 0 then
   state[5] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
-  fields[#fields + 1] = 'v'
-  fields[#fields + 1] = whole(state[5])
-  redis.call('HSET', KEYS[1], unpack(fields))
+  if plan then
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6], 'n', plan, 'v', whole(state[5]))
+  else
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6], 'v', whole(state[5]))
+  end
   redis.call('PERSIST', KEYS[1])
   redis.call('ZADD', KEYS[3], depth_text, lane_id)
   redis.call('ZADD', KEYS[6], whole(lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin)), lane_id)
   wake_once(KEYS[8])
 else
-  redis.call('HSET', KEYS[1], unpack(fields))
+  if plan then
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6], 'n', plan)
+  else
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6])
+  end
   redis.call('ZADD', KEYS[3], depth_text, lane_id)
 end
 return {1, start, position, now}
