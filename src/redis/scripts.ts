@@ -120,6 +120,7 @@ export function countsArguments(name: string): boolean {
 export function repeatsArgs(prev: ManyKeyCall, c: ManyKeyCall): boolean {
   const a = prev.args;
   const b = c.args;
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
