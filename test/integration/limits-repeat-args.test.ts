@@ -5,11 +5,11 @@
 // Redis state, key by key, with changes of cost, of rule set and of instant, a refusal in the middle
 // and a key charged twice in the batch. MONITOR shows which calls went short.
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSluice, type Sluice } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Sluice } from '../../src/index.js';
 import { limitAll } from '../../src/limiters/all-or-nothing.js';
 import type { Limiter } from '../../src/limiters/limiter.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useTwinBackends } from '../helpers/twin-backends.js';
 
 const NOW_MS = 1_900_000_000_000;
 type Rule = 'tb' | 'sc' | 'fw';
@@ -44,22 +44,7 @@ function request(l: Record<Rule, Limiter>, [rules, key, cost, dt]: (typeof REQUE
 }
 
 describe('all-or-nothing batches send repeated arguments once', () => {
-  const servers: RedisServer[] = [];
-  const sluices: Sluice[] = [];
-  const raws: Redis[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 2; i++) {
-      const s = await startRedis();
-      servers.push(s);
-      raws.push(new Redis(s.port, '127.0.0.1'));
-      sluices.push(createSluice({ redis: s.url, prefix: 'rep' }));
-    }
-  });
-  afterAll(async () => {
-    for (const s of sluices) await s.close();
-    for (const r of raws) r.disconnect();
-    for (const s of servers) await s.dispose();
-  });
+  const { sluices, raws } = useTwinBackends('rep');
 
   it('one batch decides and leaves exactly what the same requests one at a time do', async () => {
     const [batched, alone] = sluices.map(limiters) as [Record<Rule, Limiter>, Record<Rule, Limiter>];

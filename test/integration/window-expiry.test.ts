@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import type { PolicyInput } from '../../src/index.js';
 import { limitAll } from '../../src/limiters/all-or-nothing.js';
 import type { Limiter } from '../../src/limiters/limiter.js';
 import { useBackend } from '../helpers/fixtures.js';
@@ -25,7 +26,7 @@ let run = 0;
 describe.each(['fixed-window', 'sliding-counter'] as const)('%s state expiry', (algorithm) => {
   it('a later charge in the window keeps the expiry; a new window sets it again', async () => {
     const raw = ctx.backend.raw as Redis;
-    const limiter = ctx.sluice.limiter({ algorithm, limit: 1_000, windowMs: WINDOW, name: `exp-${algorithm}` });
+    const limiter = ctx.sluice.limiter({ algorithm, limit: 1_000, windowMs: WINDOW, name: `exp-${algorithm}` } as PolicyInput);
     const key = limiter.keyOf('k');
     await limiter.limit('k', { nowMs: T0 + 100 });
     const first = await raw.pttl(key);
@@ -44,7 +45,7 @@ describe.each(['fixed-window', 'sliding-counter'] as const)('%s state expiry', (
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 4_000 }), { minLength: 1, maxLength: 15 }), fc.boolean(), async (steps, together) => {
         const r = run++;
-        const limiter = ctx.sluice.limiter({ algorithm, limit: 1_000_000, windowMs: WINDOW, name: `expp-${algorithm}-${r}` });
+        const limiter = ctx.sluice.limiter({ algorithm, limit: 1_000_000, windowMs: WINDOW, name: `expp-${algorithm}-${r}` } as PolicyInput);
         const other: Limiter = ctx.sluice.limiter({ algorithm: 'token-bucket', capacity: 1_000_000, refillPerSecond: 1, name: `expo-${r}` });
         let now = T0 + 1;
         for (const dt of steps) {
