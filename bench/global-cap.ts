@@ -4,7 +4,8 @@
 // same submits at the same instants, with no delivery time. Reports achieved rate / cap while demand
 // exceeds the cap, the most starts in any 1 s, Jain's index of per-key starts against the ideal's over
 // that period, light keys' first-start and all-start waits (p50/p99) against the ideal's, and the
-// makespan against the ideal's. With --bullmq, the same jobs through BullMQ with a queue-wide limiter
+// makespan against the ideal's, the CPU of each process per second, and Redis commands per job (INFO
+// commandstats: inside scripts too). With --bullmq, the same jobs through BullMQ with a queue-wide limiter
 // at the cap (no fairness) for comparison. A private redis-server, started and stopped here.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
@@ -41,6 +42,9 @@ const n = (k: keyof typeof flags) => Number(flags[k]);
 const cap = n('cap');
 const laneRate = n('lane-rate');
 const config = { ratePerSecond: laneRate, capacity: n('capacity'), globalRatePerSecond: cap };
+// The worker processes send their start lines every 5 ms, not one pipe write per start (the bench's own
+// cost, not the throttle's: at 2,000 starts/s those writes were ~5 % of a worker's CPU).
+const REPORT_ENV = { THROTTLE_PROC_REPORT_MS: '5' };
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux; 0 elsewhere). */
@@ -84,11 +88,23 @@ function cpuSampler(pids: Record<string, number>) {
   return { stop: () => (clearInterval(timer), series) };
 }
 
+/** Redis calls per job by command (and in all), from INFO commandstats: the commands worth a tenth of a call per job or more. */
+function commandsPerJob(info: string, jobs: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let total = 0;
+  for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
+    const perJob = Number(m[2]) / jobs;
+    total += perJob;
+    if (perJob >= 0.1) out[m[1]!] = Math.round(perJob * 100) / 100;
+  }
+  return { total: Math.round(total * 100) / 100, ...out };
+}
+
 async function runSluice(url: string) {
   const jobs = capJobs(n('heavy'), n('heavy-jobs'), n('light'), n('light-jobs'), n('seed'));
   const prefix = `gc${Date.now()}`;
   const backend = { target: url } as never;
-  const procs = await Promise.all(Array.from({ length: n('procs') }, () => ThrottleProc.start(backend, prefix, 'cap', config)));
+  const procs = await Promise.all(Array.from({ length: n('procs') }, () => ThrottleProc.start(backend, prefix, 'cap', config, {}, REPORT_ENV)));
   await Promise.all(procs.map((p) => p.worker(n('concurrency'))));
   const sluice = createSluice({ redis: url, prefix });
   const throttle = sluice.throttle('cap', config);
@@ -102,7 +118,8 @@ async function runSluice(url: string) {
   }
   const raw = new Redis(url);
   const redisPid = Number(/process_id:(\d+)/.exec(await raw.info('server'))?.[1] ?? 0);
-  raw.disconnect();
+  // Commands per job from here to the last start (INFO commandstats, reset now): load-independent, unlike rates.
+  await raw.config('RESETSTAT');
   const cpu = cpuSampler({ submitter: process.pid, ...Object.fromEntries(procs.map((p, i) => [`worker${i + 1}`, p.handle.child.pid!])), redis: redisPid });
   log(`sluice: submitting ${jobs.length} jobs`);
   await submitAll(jobs, async (j) => {
@@ -114,11 +131,13 @@ async function runSluice(url: string) {
   const count = () => procs.reduce((a, p) => a + p.starts.length, 0);
   while (count() < jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   const cpuPerSecond = cpu.stop();
+  const redisCallsPerJob = commandsPerJob(await raw.info('commandstats'), jobs.length);
+  raw.disconnect();
   for (const p of procs) for (const s of p.starts) byId.get(s.id)!.start = s.t;
   await Promise.all(procs.map((p) => p.close()));
   await sluice.close();
   if (flags.dump) writeFileSync(flags.dump, JSON.stringify(jobs.map((j) => ({ key: j.key, submitted: j.submitted, start: j.start }))));
-  return { ...capReport(jobs, config), cpuPerSecond };
+  return { ...capReport(jobs, config), cpuPerSecond, redisCallsPerJob };
 }
 
 async function runBullmq(port: number) {

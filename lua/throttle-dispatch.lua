@@ -25,10 +25,15 @@
 -- ARGV[8]  jobPrefix: a BullMQ job hash is jobPrefix .. job id ('p'-prefixed ids are in-process: no job)
 -- ARGV[9]  missingRetryUs: a lane whose head job does not exist yet is looked at again this much after now
 -- ARGV[10] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' = none)
+-- ARGV[11] maxOutstanding: back-pressure (src/throttle/dispatcher.ts): hand out at most this many less
+--          the jobs handed out that no worker has taken yet (dispatched entries scored from
+--          now - forgottenUs on); '' or 0 = no bound
+-- ARGV[12] forgottenUs: a dispatched entry older than this is lost or very late, not counted
 -- returns {dispatched count, now µs, next µs (0: nothing queued), job id 1, lane id 1, start µs 1, ...}
 --   every BullMQ job returned is on the wait list already; one not in the delayed set (a worker is
 --   parking it right now) stays in `dispatched` and lane repair finds it (src/throttle/repair.ts)
 --   next: the instant from which the next start is due within the horizon: call again at next - horizon.
+--   With maxOutstanding reached, nothing is handed out and next is now + horizon + 1 ms: look again 2 ms later.
 -- How a slot is given out. Under a global cap the next global slot goes to the lane with the smallest
 -- fair tag among the lanes whose own rate allows a start at that instant (start-time fair queueing,
 -- weighted by the lanes' rates: a lane's tag grows by cost x its interval per start). A lane whose own
@@ -74,6 +79,14 @@ end
 local horizon = now + tonumber(ARGV[2])
 local floor = now + tonumber(ARGV[3])
 local max_jobs = tonumber(ARGV[4])
+-- Back-pressure counted in the round itself: one call instead of a count and a round, and dispatchers in
+-- several processes never hand out past the bound together between someone's count and round.
+local max_out = tonumber(ARGV[11]) or 0
+if max_out > 0 then
+  local room = max_out - redis.call('ZCOUNT', KEYS[5], now - tonumber(ARGV[12]), '+inf')
+  if room <= 0 then return {0, now, horizon + 1000} end
+  if room < max_jobs then max_jobs = room end
+end
 local margin = tonumber(ARGV[6])
 local lane_prefix = ARGV[7]
 local job_prefix = ARGV[8]

@@ -4,7 +4,7 @@
 -- absent), without touching Redis. argv[o + 1], argv[o + 2], ... are the ARGV of lua/fixed-window.lua (o = 0
 -- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
 -- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
--- ttl. lua/limits.lua decides a request's limits this way and writes only once all have allowed.
+-- ttl (false: the key's expiry stands, set by this window's first charge: includes/now.lua set_state). lua/limits.lua decides a request's limits this way and writes only once all have allowed.
 -- decide_fixed_window(key, argv, o, record): GET, decide, SET; returns the reply.
 -- @include now
 -- @include packed
@@ -17,9 +17,10 @@ local function fixed_window_of(state, argv, o, record)
   local index = math.floor(now / window)
   local reset_at = (index + 1) * window
   local count = 0
+  local same_window = false
   if state then
     local v = unpack_ints(state, 1)
-    if v[1] == index then count = v[2] end
+    if v[1] == index then count, same_window = v[2], true end
   end
 
   if count + cost > limit then
@@ -28,13 +29,14 @@ local function fixed_window_of(state, argv, o, record)
   end
   if record then
     count = count + cost
-    return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}, pack_ints(index, {count}), ttl(reset_at - now)
+    -- The key already expires at this window's end plus the margin: false = keep that expiry.
+    return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}, pack_ints(index, {count}), not same_window and ttl(reset_at - now)
   end
   return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}
 end
 
 local function decide_fixed_window(key, argv, o, record)
   local reply, value, px = fixed_window_of(redis.call('GET', key), argv, o, record)
-  if value then redis.call('SET', key, value, 'PX', px) end
+  if value then set_state(key, value, px) end
   return reply
 end

@@ -41,7 +41,7 @@ local LIMIT_OF_STATE = {
 }
 
 -- Per limit i of the call being decided: its decision script, the offset of its arguments in argv,
--- the value read (string-state limits), the value to write and its ttl (nil: nothing to write). Reused by every call of a batch: a call runs to its
+-- the value read (string-state limits), the value to write (nil: nothing to write) and its ttl (false: keep the key's; includes/now.lua set_state). Reused by every call of a batch: a call runs to its
 -- end before the next begins, and every entry it reads it has set.
 local lim_name, lim_at, lim_read, lim_write, lim_px = {}, {}, {}, {}, {}
 -- The keys of the string-state limits, in order, for their one MGET; the call's keys.
@@ -160,7 +160,7 @@ local function decide_limits(all_keys, argv, k0, a0, n)
   for i = 1, n do
     local o = lim_at[i]
     if lim_write[i] then
-      redis.call('SET', keys[i], lim_write[i], 'PX', lim_px[i])
+      set_state(keys[i], lim_write[i], lim_px[i])
     elseif not LIMIT_OF_STATE[lim_name[i]] then
       local reply = LIMIT_DECIDERS[lim_name[i]](keys[i], argv, o, argv[o + 5] == '1')
       replies[i + 1] = reply

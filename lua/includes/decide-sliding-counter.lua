@@ -4,7 +4,8 @@
 -- absent), without touching Redis. argv[o + 1], argv[o + 2], ... are the ARGV of lua/sliding-counter.lua (o = 0
 -- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
 -- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
--- ttl. lua/limits.lua decides a request's limits this way and writes only once all have allowed.
+-- ttl (false: the key's expiry stands, set by this window's first charge: includes/now.lua set_state).
+-- lua/limits.lua decides a request's limits this way and writes only once all have allowed.
 -- decide_sliding_counter(key, argv, o, record): GET, decide, SET; returns the reply.
 -- @include now
 -- @include packed
@@ -41,10 +42,11 @@ local function sliding_counter_of(state, argv, o, record)
   local start = index * window
   local position = now - start
   local current, previous = 0, 0
+  local same_window = false
   if state then
     local v = unpack_ints(state, 2)
     if v[1] == index then
-      current, previous = v[2], v[3]
+      current, previous, same_window = v[2], v[3], true
     elseif v[1] == index - 1 then
       previous = v[2]
     end
@@ -56,7 +58,8 @@ local function sliding_counter_of(state, argv, o, record)
   if allowed and record then
     current = current + cost
     estimate = estimate + cost
-    value, px = pack_ints(index, {current, previous}), ttl(start + 2 * window - now)
+    -- Written in this window before: the key already expires at the next window's end plus the margin.
+    value, px = pack_ints(index, {current, previous}), not same_window and ttl(start + 2 * window - now)
   end
 
   local reset_at = now
@@ -80,6 +83,6 @@ end
 
 local function decide_sliding_counter(key, argv, o, record)
   local reply, value, px = sliding_counter_of(redis.call('GET', key), argv, o, record)
-  if value then redis.call('SET', key, value, 'PX', px) end
+  if value then set_state(key, value, px) end
   return reply
 end

@@ -31,6 +31,6 @@ end
 
 local function decide_token_bucket(key, argv, o, record)
   local reply, value, px = token_bucket_of(redis.call('GET', key), argv, o, record)
-  if value then redis.call('SET', key, value, 'PX', px) end
+  if value then set_state(key, value, px) end
   return reply
 end

@@ -95,7 +95,7 @@ export function writePlannedHeaders(set: SetHeader, decisions: readonly PlannedD
     views.push({ d, view: quotaView({ decision: d.decision, policy: d.plan.policy, name: d.plan.name, cost: d.cost }, nowMs)!, index: i });
   }
   if (views.length === 0) return;
-  if (views.length > 1) views.sort(restrictive);
+  if (views.length > 1) sortInPlace(views);
   const top = views[0]!;
   if (selection.ietf === 'draft-11') {
     let policy = top.d.plan.draft11Policy;
@@ -122,6 +122,23 @@ export function writePlannedHeaders(set: SetHeader, decisions: readonly PlannedD
     set('X-RateLimit-Limit', top.d.plan.quotaText);
     set('X-RateLimit-Remaining', String(top.view.remaining));
     set('X-RateLimit-Reset', String(selection.legacyReset === 'epoch-seconds' ? Math.ceil(top.view.resetAtMs / 1000) : secondsUntil(top.view.resetAtMs, nowMs)));
+  }
+}
+
+/**
+ * `views` ordered by `restrictive`, by insertion: a request has a few decisions, and Array.prototype.sort
+ * copies its array into a work array first (a tenth of what a three-rule request allocated). Stable, as
+ * sort is (and `restrictive` breaks ties by input order anyway).
+ */
+function sortInPlace(views: Viewed[]): void {
+  for (let i = 1; i < views.length; i++) {
+    const v = views[i]!;
+    let j = i - 1;
+    while (j >= 0 && restrictive(views[j]!, v) > 0) {
+      views[j + 1] = views[j]!;
+      j--;
+    }
+    views[j + 1] = v;
   }
 }
 

@@ -1,31 +1,24 @@
-// IdentityCache: a value worked out once per request key (bounded, least recently used first out)
-// instead of on every request: the hash of a secret (an API key: an HMAC or SHA-256), the descriptor
-// identity of a policy's key. The raw key is a Map key of this process only: never sent to Redis,
-// never logged.
+// IdentityCache: a value worked out once per request key (bounded, nearly least recently used first
+// out: RecentMap) instead of on every request: the hash of a secret (an API key: an HMAC or SHA-256),
+// the descriptor identity of a policy's key. The raw key is a Map key of this process only: never sent
+// to Redis, never logged.
+import { RecentMap } from '../request/recent-map.js';
 
 /** Default bound: a few hundred bytes per key, so about 2-3 MB at most. */
 export const DEFAULT_IDENTITY_CACHE_SIZE = 10_000;
 
 export class IdentityCache {
-  private readonly identities = new Map<string, string>();
+  private readonly identities: RecentMap<string>;
 
   constructor(
     private readonly compute: (key: string) => string,
-    private readonly maxKeys = DEFAULT_IDENTITY_CACHE_SIZE,
-  ) {}
+    maxKeys = DEFAULT_IDENTITY_CACHE_SIZE,
+  ) {
+    this.identities = new RecentMap(maxKeys);
+  }
 
   of(key: string): string {
-    const map = this.identities;
-    let identity = map.get(key);
-    if (identity !== undefined) {
-      map.delete(key);
-      map.set(key, identity);
-      return identity;
-    }
-    identity = this.compute(key);
-    map.set(key, identity);
-    if (map.size > this.maxKeys) map.delete(map.keys().next().value!);
-    return identity;
+    return this.identities.of(key, this.compute);
   }
 
   get size(): number {

@@ -13,6 +13,14 @@ import { descriptorIdentity, entryIdentity, type DescriptorEntry, type Rule } fr
 /** Makes limiters: the sluice instance's `limiter` (with the options the edge wants, such as the deny cache). */
 export type LimiterFactory = (policy: PolicyInput | Policy) => Limiter;
 
+/** A rule a request matched, with the descriptor that matched it (and its identity, when known). */
+export interface RuleMatch {
+  readonly rule: Rule;
+  readonly entries: readonly DescriptorEntry[];
+  /** descriptorIdentity(entries), worked out once per client by Rules.matchRequest's memo. */
+  readonly identity?: string;
+}
+
 /** One matched rule's decision. */
 export interface RuleDecision {
   rule: Rule;
@@ -59,7 +67,7 @@ export class RuleLimiters {
  * would. The middleware uses decideRulesWith: the same, with callbacks and no promise per request.
  */
 export function decideRules(
-  matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
+  matches: readonly RuleMatch[],
   limiters: RuleLimiters,
   rulesVersion: string,
   cost = 1,
@@ -80,7 +88,7 @@ export interface RulesDecided {
  * returns; neither may throw.
  */
 export function decideRulesWith(
-  matches: readonly { rule: Rule; entries: readonly DescriptorEntry[] }[],
+  matches: readonly RuleMatch[],
   limiters: RuleLimiters,
   rulesVersion: string,
   cost: number,
@@ -96,7 +104,7 @@ export function decideRulesWith(
     results = new Array<RuleDecision>(matches.length);
     for (let i = 0; i < matches.length; i++) {
       const m = matches[i]!;
-      results[i] = { rule: m.rule, entries: m.entries, identity: descriptorIdentity(m.entries), outcome: 'allowed', decision: undefined, limiter: undefined };
+      results[i] = { rule: m.rule, entries: m.entries, identity: m.identity ?? descriptorIdentity(m.entries), outcome: 'allowed', decision: undefined, limiter: undefined };
     }
     enforcing = [];
     let shadow: RuleDecision[] | undefined;

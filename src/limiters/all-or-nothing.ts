@@ -75,18 +75,41 @@ function send(calls: readonly LimitCall[], prepared: PreparedCall[], done: (resu
   // Not ready yet (each limiter waits for the connection within its own deadline), limiters of
   // different instances, or keys in different cluster slots: the peek-then-charge path.
   if (ctx.client.status !== 'ready' || !oneContext || !oneSlot(ctx.client, keys)) return void peekThenCharge(calls).then(done, failed);
-  const args: ScriptArg[] = [];
-  for (let i = 0; i < calls.length; i++) {
-    const a = prepared[i]!.args;
-    // The script's name, then its arguments (lua/limits.lua knows each script's count).
-    args.push(calls[i]!.limiter.script);
-    for (const v of a) args.push(v);
-  }
-  const call = new AllCall(calls, prepared, keys, args, ctx.observer ? performance.now() : 0);
+  const call = new AllCall(calls, prepared, keys, argsOf(calls, prepared), ctx.observer ? performance.now() : 0);
   call.resolve = done;
   call.reject = failed;
   // The all-or-nothing calls of the requests read in one turn of the event loop go as one script call.
   ctx.scripts.submitMany('limits', call);
+}
+
+/** The last request's `limits` arguments and the per-limit arrays they were made of. */
+let lastParts: (readonly ScriptArg[])[] = [];
+let lastScripts: string[] = [];
+let lastArgs: readonly ScriptArg[] = [];
+
+/**
+ * The `limits` arguments of a request: each limit's script name, then its arguments (lua/limits.lua
+ * knows each script's count). A request made of the same limiters' same argument arrays as the one
+ * before (DecisionArgs hands out one array per repeated call) gets the same array, unbuilt, and a
+ * batch sees it repeat at a glance (repeatsArgs). Never changed once made.
+ */
+function argsOf(calls: readonly LimitCall[], prepared: readonly PreparedCall[]): readonly ScriptArg[] {
+  let same = prepared.length === lastParts.length;
+  for (let i = 0; same && i < prepared.length; i++) same = prepared[i]!.args === lastParts[i] && calls[i]!.limiter.script === lastScripts[i];
+  if (same) return lastArgs;
+  const args: ScriptArg[] = [];
+  const parts = new Array<readonly ScriptArg[]>(prepared.length);
+  const scripts = new Array<string>(prepared.length);
+  for (let i = 0; i < calls.length; i++) {
+    parts[i] = prepared[i]!.args;
+    scripts[i] = calls[i]!.limiter.script;
+    args.push(scripts[i]!);
+    for (const v of parts[i]!) args.push(v);
+  }
+  lastParts = parts;
+  lastScripts = scripts;
+  lastArgs = args;
+  return args;
 }
 
 function allOf(decisions: Decision[]): AllDecisions {

@@ -36,13 +36,31 @@ export class DecisionArgs {
     this.leaseAt = at('leaseId', false);
   }
 
-  /** The ARGV of a call at `now` (the script's time argument) of `cost`; `record` false = peek. */
-  build(now: ScriptArg, cost: number, record: boolean, leaseId: string): string[] {
+  /** The last call's ARGV and what it was built from: the next call with the same gets the same array. */
+  private last: readonly string[] | undefined;
+  private lastNow: ScriptArg = '';
+  private lastCost = 0;
+  private lastRecord = false;
+  private lastLease = '';
+
+  /**
+   * The ARGV of a call at `now` (the script's time argument) of `cost`; `record` false = peek. Never
+   * changed once built: a call like the one before (one rule's requests at one cost, Redis's clock)
+   * gets the very same array, so it is neither built again nor compared value by value when a batch
+   * looks for repeated arguments (src/redis/scripts.ts repeatsArgs).
+   */
+  build(now: ScriptArg, cost: number, record: boolean, leaseId: string): readonly string[] {
+    if (this.last !== undefined && now === this.lastNow && cost === this.lastCost && record === this.lastRecord && leaseId === this.lastLease) return this.last;
     const args = this.template.slice();
     args[this.nowAt] = typeof now === 'number' ? String(now) : now;
     args[this.costAt] = countText(cost);
     args[this.recordAt] = record ? '1' : '0';
     if (this.leaseAt >= 0) args[this.leaseAt] = leaseId;
+    this.last = args;
+    this.lastNow = now;
+    this.lastCost = cost;
+    this.lastRecord = record;
+    this.lastLease = leaseId;
     return args;
   }
 }

@@ -65,8 +65,8 @@ export interface LimiterContext {
 /** @internal One call checked and laid out by `Limiter.prepare`, not sent yet. */
 export interface PreparedCall {
   entry: KeyEntry;
-  /** ARGV of the limiter's script, in its order. */
-  args: ScriptArg[];
+  /** ARGV of the limiter's script, in its order (shared with calls like it: never changed). */
+  args: readonly ScriptArg[];
   /** '' unless a concurrency call that records. */
   leaseId: string;
   cost: number;
@@ -348,7 +348,7 @@ class DecisionCall extends Deadline implements BatchableCall {
   constructor(
     private readonly limiter: Limiter,
     private readonly entry: KeyEntry,
-    readonly args: ScriptArg[],
+    readonly args: readonly ScriptArg[],
     private readonly leaseId: string,
     private readonly nowMs: number | undefined,
     private readonly started: number,

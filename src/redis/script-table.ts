@@ -66,7 +66,7 @@ export const SCRIPT_TABLE = {
   },
   'throttle-dispatch': {
     keys: ['waiting', 'ready', 'global', 'busy', 'dispatched', 'meta', 'delayed', 'wait', 'marker', 'events'],
-    argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs', 'quotas'],
+    argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs', 'quotas', 'maxOutstanding', 'forgottenUs'],
   },
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack'],

@@ -101,8 +101,12 @@ export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttl
  * offset of its last argument: their batched form calls it in place, without copying each call's keys
  * and arguments into tables of their own (~1.5 µs of Redis CPU per three-limit call, a tenth of it),
  * and without argument counts (the function knows where a call's arguments end).
+ * A call whose arguments are exactly the previous call's (the requests of one rule set at one cost:
+ * every policy argument, the time argument and the cost the same) sends none: its key count goes
+ * negative and the function reads the previous call's arguments where they are (`repeatsArgs`).
  */
 const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limits' };
+const NO_ARGS: readonly ScriptArg[] = [];
 
 /** True when the batched form of `name` takes no argument counts (IN_PLACE_ENTRY). */
 export function countsArguments(name: string): boolean {
@@ -110,11 +114,25 @@ export function countsArguments(name: string): boolean {
 }
 
 /**
+ * Whether `c` (a call of an IN_PLACE_ENTRY script) may be sent without arguments, reusing `prev`'s:
+ * the same arguments, value for value. Only the previous call's: a comparison per argument, no index.
+ */
+export function repeatsArgs(prev: ManyKeyCall, c: ManyKeyCall): boolean {
+  const a = prev.args;
+  const b = c.args;
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
  * The batched form of a many-key script: its body becomes a function of (KEYS, ARGV) run once per call
  * (or its IN_PLACE_ENTRY function is called at each call's offsets).
  * ARGV[1] = m calls; ARGV[2..m+1] = each call's key count, ARGV[m+2..2m+1] its argument count (not for
  * an IN_PLACE_ENTRY script); then the calls' arguments one after the other; KEYS are the calls' keys
- * one after the other. An IN_PLACE_ENTRY call answered with an error fails the whole batch.
+ * one after the other. An IN_PLACE_ENTRY call answered with an error fails the whole batch; its key
+ * count is negative when it sends no arguments and repeats the previous call's (repeatsArgs).
  * A script that declares batchShared names (src/redis/script-table.ts) has a second form of call: counts
  * 0 and 0 say the call has the full KEYS and ARGV and repeats the previous call's at the shared names, so
  * only its own keys and arguments are sent (a throttle's admissions: 4 keys and 9 arguments instead of 12
@@ -140,11 +158,20 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
     : [];
   const call = entry
     ? [
+        // A negative key count: the call repeats the arguments of the previous call that sent its own
+        // (they start after offset `pa`); `a` stays where the sent arguments end.
         '  local nk = tonumber(ARGV[1 + i])',
-        `  local reply, last = ${entry}(KEYS, ARGV, k, a, nk)`,
+        '  local reply, last',
+        '  if nk < 0 then',
+        '    nk = -nk',
+        `    reply, last = ${entry}(KEYS, ARGV, k, pa, nk)`,
+        '  else',
+        `    reply, last = ${entry}(KEYS, ARGV, k, a, nk)`,
+        '    if last then pa, a = a, last end',
+        '  end',
         '  if not last then return reply end',
         '  replies[i] = reply',
-        '  k, a = k + nk, last',
+        '  k = k + nk',
       ]
     : [
         '  local nk, na = tonumber(ARGV[1 + i]), tonumber(ARGV[1 + m + i])',
@@ -162,6 +189,7 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
     'local m = tonumber(ARGV[1])',
     'local replies = {}',
     `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
+    ...(entry ? ['local pa = a'] : []),
     'local keys, argv',
     'for i = 1, m do',
     ...call,
@@ -273,9 +301,19 @@ export class ScriptRegistry {
   runPositional(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const s = this.scripts.get(name);
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
-    return this.client.evalsha(s.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+    const client = this.client;
+    // A single node takes the call's RESP made in one pass (src/redis/raw-send.ts): a worker makes one
+    // start call per job and its dispatcher a round every few ms, so ioredis's argument copies and
+    // per-argument encoding were a measurable part of a worker's CPU per job. Same bytes either way.
+    if (!(client instanceof Cluster) && sendsRaw(client)) {
+      return sendScriptRaw(client, 'evalsha', s.sha, keys, args).catch((error: unknown) => {
+        if (!isNoScript(error)) throw error;
+        return sendScriptRaw(client, 'eval', s.lua, keys, args);
+      });
+    }
+    return client.evalsha(s.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
-      return this.client.eval(s.lua, keys.length, ...keys, ...args);
+      return client.eval(s.lua, keys.length, ...keys, ...args);
     });
   }
 
@@ -349,8 +387,13 @@ export class ScriptRegistry {
     const sharing = this.sharing.get(name);
     // A call that repeats the previous one's shared keys and arguments sends only its own (counts 0, 0).
     const shares: boolean[] = live.map((c, i) => sharing !== undefined && i > 0 && sharesWith(sharing, live[i - 1]!, c));
+    // A call of an in-place script with the previous call's arguments sends none (its key count negated).
+    const inPlace = !countsArguments(name);
+    // (A call without keys cannot say so: -0 is 0.)
+    const repeats: boolean[] = live.map((c, i) => inPlace && i > 0 && c.keys.length > 0 && repeatsArgs(live[i - 1]!, c));
+    const keyCountText = (c: ManyKeyCall, i: number): string => (shares[i] ? '0' : repeats[i] ? `-${c.keys.length}` : countText(c.keys.length));
     const ownKeys = (c: ManyKeyCall, i: number): readonly string[] => (shares[i] ? sharing!.ownKeys.map((p) => c.keys[p - 1]!) : c.keys);
-    const ownArgs = (c: ManyKeyCall, i: number): readonly ScriptArg[] => (shares[i] ? sharing!.ownArgs.map((p) => c.args[p - 1]!) : c.args);
+    const ownArgs = (c: ManyKeyCall, i: number): readonly ScriptArg[] => (shares[i] ? sharing!.ownArgs.map((p) => c.args[p - 1]!) : repeats[i] ? NO_ARGS : c.args);
     const client = this.client;
     if (!(client instanceof Cluster) && sendsRaw(client)) {
       // The batch's text straight from its calls: no batch-wide arrays of keys and arguments.
@@ -358,7 +401,7 @@ export class ScriptRegistry {
       let keyCount = 0;
       let argsText = bulk(countText(live.length));
       let argCount = 1 + live.length;
-      for (let i = 0; i < live.length; i++) argsText += bulk(countText(shares[i] ? 0 : live[i]!.keys.length));
+      for (let i = 0; i < live.length; i++) argsText += bulk(keyCountText(live[i]!, i));
       if (countsArguments(name)) {
         argCount += live.length;
         for (let i = 0; i < live.length; i++) argsText += bulk(countText(shares[i] ? 0 : live[i]!.args.length));
@@ -382,7 +425,7 @@ export class ScriptRegistry {
     }
     const keys: string[] = [];
     const args: ScriptArg[] = [countText(live.length)];
-    for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.keys.length));
+    for (let i = 0; i < live.length; i++) args.push(keyCountText(live[i]!, i));
     if (countsArguments(name)) for (let i = 0; i < live.length; i++) args.push(countText(shares[i] ? 0 : live[i]!.args.length));
     for (let i = 0; i < live.length; i++) {
       for (const k of ownKeys(live[i]!, i)) keys.push(k);

@@ -7,13 +7,14 @@ import { parsePolicy, type Policy, type PolicyInput } from '../limiters/policy.j
 import type { HeaderSelection } from '../headers/headers.js';
 import { RouteGroups, type RouteGroupSpec } from '../request/route-groups.js';
 import type { DescriptorNodeSpec } from './descriptor-schema.js';
-import { TreeLevel, walkTree, type DescriptorEntry, type Rule, type TreeNode } from './descriptor.js';
+import { TreeLevel, descriptorIdentity, walkTree, type DescriptorEntry, type Rule, type TreeNode } from './descriptor.js';
 import type { RulesFileSpec } from './file-schema.js';
 import type { LimitPart } from './limit-schema.js';
 import { policyInputOf } from './policy-map.js';
 import { compileQueue, type QueueRule } from './queues.js';
 import type { RequestInfo } from '../request/request-info.js';
-import { compileHttp, type DescriptorOptions, type HttpRules } from './request.js';
+import { compileHttp, defaultHash, type DescriptorOptions, type HttpRules } from './request.js';
+import { RecentMap } from '../request/recent-map.js';
 import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
 import type { FieldPath } from './source-map.js';
 import { slotKeyOf } from './slot-key.js';
@@ -23,7 +24,14 @@ export interface RequestMatch {
   readonly domain: string;
   readonly entries: readonly DescriptorEntry[];
   readonly rule: Rule;
+  /** The rule's limiter key: descriptorIdentity(entries). */
+  readonly identity: string;
 }
+
+/** Distinct source values (clients × routes, per hash function) whose matches a Rules keeps. */
+export const MATCH_MEMO_SIZE = 4_096;
+
+const NO_MATCHES: readonly RequestMatch[] = Object.freeze([]);
 
 /** A validated, compiled, frozen rules file. */
 export interface Rules {
@@ -61,7 +69,7 @@ export interface Rules {
   /** The descriptors the `http:` section makes of a request (none without an `http:` section). */
   requestDescriptors(req: RequestInfo, options?: DescriptorOptions): DescriptorEntry[][];
   /** {@link requestDescriptors} matched against the http domain: one entry per descriptor that hit a rule. */
-  matchRequest(req: RequestInfo, options?: DescriptorOptions): RequestMatch[];
+  matchRequest(req: RequestInfo, options?: DescriptorOptions): readonly RequestMatch[];
   /** The route group of a method and raw path, or undefined. */
   routeOf(method: string, path: string): string | undefined;
   /**
@@ -124,6 +132,32 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     return tree ? walkTree(tree, entries) : undefined;
   };
   const requestDescriptors = (req: RequestInfo, options?: DescriptorOptions) => (http ? http.descriptors(req, options) : []);
+  // A request's matches are a pure function of its sources' values (and the hash of secrets), so one
+  // client on one route gets the same frozen list every time: no descriptor arrays, tree walk or
+  // identity strings per request (issue 12 item 1). One memo per hash function (the middleware's is
+  // made once; a caller passing a new function each time only empties them).
+  const sourceValues: (string | undefined)[] = [];
+  const memos = new Map<(v: string) => string, RecentMap<readonly RequestMatch[]>>();
+  const matchMemo = (hash: (v: string) => string): RecentMap<readonly RequestMatch[]> => {
+    let memo = memos.get(hash);
+    if (!memo) {
+      if (memos.size >= 8) memos.clear();
+      memo = new RecentMap(MATCH_MEMO_SIZE);
+      memos.set(hash, memo);
+    }
+    return memo;
+  };
+  const matchesOf = (descriptors: DescriptorEntry[][]): readonly RequestMatch[] => {
+    const domain = http!.rules.domain;
+    const tree = trees.get(domain);
+    const out: RequestMatch[] = [];
+    if (!tree) return NO_MATCHES;
+    for (const entries of descriptors) {
+      const rule = walkTree(tree, entries);
+      if (rule) out.push(Object.freeze({ domain, entries: Object.freeze(entries.map((e) => Object.freeze(e))), rule, identity: descriptorIdentity(entries) }));
+    }
+    return Object.freeze(out);
+  };
 
   return deepFreeze({
     version: createHash('sha256').update(ctx.text).digest('hex').slice(0, 12),
@@ -141,17 +175,11 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
     queue: (name: string) => queueByName.get(name),
     matchDescriptor,
     requestDescriptors,
-    matchRequest(req: RequestInfo, options?: DescriptorOptions): RequestMatch[] {
-      if (!http) return [];
-      const domain = http.rules.domain;
-      const tree = trees.get(domain);
-      const out: RequestMatch[] = [];
-      if (!tree) return out;
-      for (const entries of http.descriptors(req, options)) {
-        const rule = walkTree(tree, entries);
-        if (rule) out.push({ domain, entries, rule });
-      }
-      return out;
+    matchRequest(req: RequestInfo, options?: DescriptorOptions): readonly RequestMatch[] {
+      if (!http) return NO_MATCHES;
+      const hash = options?.hash ?? defaultHash;
+      const key = http.sourcesKey(req, hash, sourceValues);
+      return matchMemo(hash).of(key, () => matchesOf(http.descriptorsOf(sourceValues, hash)));
     },
     routeOf: (method: string, path: string) => routes.match(method, path),
     requestSource: (source: string, req: RequestInfo, options?: DescriptorOptions) => sources.source(source, req, options),

@@ -45,6 +45,13 @@ export function compileHttp(
 ): {
   rules: HttpRules;
   descriptors: (req: RequestInfo, options?: DescriptorOptions) => DescriptorEntry[][];
+  /**
+   * The request's descriptors as a memo key: what they are a pure function of (each source's value,
+   * read once, with `hash`), written into `values` (the sources in order) and returned as one string
+   * that tells any two different lists of values apart. `descriptorsOf(values, hash)` builds them.
+   */
+  sourcesKey: (req: RequestInfo, hash: (v: string) => string, values: (string | undefined)[]) => string;
+  descriptorsOf: (values: readonly (string | undefined)[], hash: (v: string) => string) => DescriptorEntry[][];
   source: (source: string, req: RequestInfo, options?: DescriptorOptions) => string | undefined;
 } {
   const trusted = TrustedProxies.from(spec.trusted_proxies ?? []);
@@ -60,7 +67,7 @@ export function compileHttp(
   };
 
   // Laid out once: each template entry's constant value, or the index of its source among the
-  // distinct sources the templates read (each read at most once per request, and only when needed).
+  // distinct sources the templates read (each read once per request).
   const sourceNames: string[] = [];
   const templates = rules.templates.map((template) =>
     template.map((entry) => {
@@ -89,21 +96,22 @@ export function compileHttp(
     }
     return readSource(source, req, rules, trusted, routes, hash);
   };
-  const UNREAD = Symbol('unread');
-
-  const descriptors = (req: RequestInfo, options: DescriptorOptions = {}): DescriptorEntry[][] => {
-    const hash = options.hash ?? defaultHash;
-    const values: (string | undefined | typeof UNREAD)[] = new Array<string | undefined | typeof UNREAD>(sourceNames.length).fill(UNREAD);
+  const sourcesKey = (req: RequestInfo, hash: (v: string) => string, values: (string | undefined)[]): string => {
+    let key = '';
+    for (let i = 0; i < sourceNames.length; i++) {
+      const v = readMemo(sourceNames[i]!, req, hash);
+      values[i] = v;
+      // Length-prefixed: no value (a user id, a header) can make two different lists read the same.
+      key += v === undefined ? '-' : `${v.length}:${v}`;
+    }
+    return key;
+  };
+  const descriptorsOf = (values: readonly (string | undefined)[], hash: (v: string) => string): DescriptorEntry[][] => {
     const out: DescriptorEntry[][] = [];
     for (const template of templates) {
       const entries: DescriptorEntry[] = [];
       for (const entry of template) {
-        let value = entry.value;
-        if (value === undefined) {
-          let read = values[entry.at];
-          if (read === UNREAD) read = values[entry.at] = readMemo(sourceNames[entry.at]!, req, hash);
-          value = read;
-        }
+        let value = entry.value ?? values[entry.at];
         if (value === undefined) break;
         if (entry.hash) value = hash(value);
         entries.push({ key: entry.key, value });
@@ -112,9 +120,15 @@ export function compileHttp(
     }
     return out;
   };
+  const descriptors = (req: RequestInfo, options: DescriptorOptions = {}): DescriptorEntry[][] => {
+    const hash = options.hash ?? defaultHash;
+    const values = new Array<string | undefined>(sourceNames.length);
+    sourcesKey(req, hash, values);
+    return descriptorsOf(values, hash);
+  };
   const source = (name: string, req: RequestInfo, options: DescriptorOptions = {}) =>
     readSource(name, req, rules, trusted, routes, options.hash ?? defaultHash);
-  return { rules, descriptors, source };
+  return { rules, descriptors, sourcesKey, descriptorsOf, source };
 }
 
 function isSecretSource(source: string | undefined): boolean {

@@ -9,7 +9,6 @@ import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { ThrottleKeys } from './keys.js';
 import type { DispatchReply, LaneScripts } from './lane-scripts.js';
-import { redisClock } from './redis-clock.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -27,12 +26,10 @@ const MAX_JOBS_PER_ROUND = 256;
  * `bench/late-handback.ts` measured 32 against 64, 100 and 256 (one round, no bound).
  */
 const MAX_OUTSTANDING = 32;
-/** While that many are out, the loop looks again this often (ms). */
-const BEHIND_MS = 2;
 /**
  * How long after a worker of this process last handed a start back the bound holds (ms). Without a
- * hand-back the workers keep up and rounds stay whole (256 jobs): counting what is out before every round
- * costs a round trip and cuts the drain of many one-job lanes by about a quarter (bench/throttle-scale.ts).
+ * hand-back the workers keep up and rounds stay whole (256 jobs): held all the time, the bound cut the
+ * drain of many one-job lanes by about a quarter (bench/throttle-scale.ts).
  */
 const BEHIND_HOLD_MS = 1_000;
 /** A dispatched entry this long past its start is lost or very late (lane repair's to bring back): not counted (µs). */
@@ -136,17 +133,14 @@ export class Dispatcher {
     while (!this.stopping) {
       let reply: DispatchReply;
       this.woken = false;
-      let room = MAX_JOBS_PER_ROUND;
       try {
         // Back-pressure: the workers are behind while many jobs handed out wait to be taken, and a
         // job taken after its instant goes back to its lane. Handing out more then only makes every
-        // job late (measured: no start at all, thousands of hand-backs per second); this waits instead.
-        if (this.workers > 0 && Date.now() < this.behindUntilMs) room = Math.min(room, MAX_OUTSTANDING - (await this.outstanding()));
-        if (room <= 0) {
-          await sleep(BEHIND_MS);
-          continue;
-        }
-        reply = await this.deps.lanes.dispatch(room);
+        // job late (measured: no start at all, thousands of hand-backs per second); the round then
+        // hands out at most MAX_OUTSTANDING less what is out, counted inside the round (one call, and
+        // exact however many dispatchers run), or none, and its next instant says to look again 2 ms later.
+        const bounded = this.workers > 0 && Date.now() < this.behindUntilMs;
+        reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND, '', bounded ? { maxOutstanding: MAX_OUTSTANDING, forgottenUs: FORGOTTEN_US } : undefined);
         this.handOut(reply);
         if (this.waiters.size > 0) await this.lookForWaiters();
       } catch (error) {
@@ -155,7 +149,7 @@ export class Dispatcher {
         await sleep(RETRY_MS);
         continue;
       }
-      if (reply.jobs.length >= room) continue;
+      if (reply.jobs.length >= MAX_JOBS_PER_ROUND) continue;
       // Come back as soon as the next start enters the horizon: a round that comes late (a busy event
       // loop, a loaded machine) still finds it ahead of it, by up to the horizon less the delivery time.
       let waitMs = reply.nextUs === 0 ? IDLE_MS : (reply.nextUs - this.deps.horizonUs - reply.nowUs) / 1000 + 1;
@@ -167,11 +161,6 @@ export class Dispatcher {
   /** A worker of this process handed a start back (it came too late, or its lane was paused): bound the rounds a while. */
   behind(): void {
     this.behindUntilMs = Date.now() + BEHIND_HOLD_MS;
-  }
-
-  /** Jobs handed out whose worker has not asked for their start yet (not counting ones lost long ago). */
-  private async outstanding(): Promise<number> {
-    return this.deps.client.zcount(this.deps.keys.dispatched, String(redisClock.nowUs() - FORGOTTEN_US), '+inf');
   }
 
   /**

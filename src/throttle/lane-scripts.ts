@@ -183,8 +183,12 @@ export class LaneScripts {
     return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, ...(at > 0 ? { slotUs: at } : {}), nowUs };
   }
 
-  /** One dispatch round: the jobs whose start is due within the horizon, at most `maxJobs`. */
-  async dispatch(maxJobs: number, now = ''): Promise<DispatchReply> {
+  /**
+   * One dispatch round: the jobs whose start is due within the horizon, at most `maxJobs`, and with
+   * `bound` at most `bound.maxOutstanding` less the jobs handed out and not taken yet (entries younger
+   * than `bound.forgottenUs`): none when that many are out.
+   */
+  async dispatch(maxJobs: number, now = '', bound?: { maxOutstanding: number; forgottenUs: number }): Promise<DispatchReply> {
     const t = this.timing;
     const reply = await this.scripts.run(
       'throttle-dispatch',
@@ -200,6 +204,8 @@ export class LaneScripts {
         jobPrefix: this.keys.jobPrefix,
         missingRetryUs: MISSING_RETRY_US,
         quotas: t.quotas.arg(now),
+        maxOutstanding: bound?.maxOutstanding ?? 0,
+        forgottenUs: bound?.forgottenUs ?? 0,
       },
     );
     if (!Array.isArray(reply) || reply.length < 3 || (reply.length - 3) % 3 !== 0) {

@@ -8,7 +8,32 @@ import { createSluice, DeferJob } from '../../src/index.js';
 const [target, prefix, name, configJson, workerOptionsJson] = process.argv.slice(2);
 const sluice = createSluice({ redis: JSON.parse(target!), prefix: prefix! });
 const throttle = sluice.throttle(name!, JSON.parse(configJson!));
-const send = (msg: object) => process.stdout.write(JSON.stringify(msg) + '\n');
+// With REPORT_MS (environment THROTTLE_PROC_REPORT_MS, a bench sets it), per-job lines (start, sent) are
+// written in one pipe write every REPORT_MS, not one each: a write to a pipe is a synchronous syscall
+// here, and at thousands of starts a second those writes (and the parent's reads) took CPU from the run
+// being measured. The instants in them are taken when the line is made, so only their arrival moves. Off
+// by default: a test that SIGKILLs a worker must see every start it made. Any other message writes what
+// is pending first, in order.
+const REPORT_MS = Number(process.env.THROTTLE_PROC_REPORT_MS ?? 0);
+let pendingLines = '';
+let reportTimer: NodeJS.Timeout | undefined;
+const flush = () => {
+  if (reportTimer) clearTimeout(reportTimer);
+  reportTimer = undefined;
+  if (pendingLines === '') return;
+  process.stdout.write(pendingLines);
+  pendingLines = '';
+};
+const send = (msg: object) => {
+  pendingLines += JSON.stringify(msg) + '\n';
+  flush();
+};
+/** A per-job line: sent within REPORT_MS, with the others of that moment. */
+const report = (msg: object) => {
+  pendingLines += JSON.stringify(msg) + '\n';
+  if (REPORT_MS > 0) reportTimer ??= setTimeout(flush, REPORT_MS);
+  else flush();
+};
 
 interface Behaviour {
   /** Job payloads with `hang: true` never finish in this process (so it can be killed mid-job). */
@@ -28,7 +53,7 @@ async function startWorker(concurrency: number, behaviour: Behaviour) {
     async (job) => {
       const t = performance.timeOrigin + performance.now();
       const data = job.data as { tag?: string; hang?: boolean; failTimes?: number; deferMs?: number };
-      send({ type: 'start', id: job.id, lane: job.lane, cost: job.cost, t, slot: job.slotMs, attempt: job.attemptsMade, tag: data?.tag, pid: process.pid });
+      report({ type: 'start', id: job.id, lane: job.lane, cost: job.cost, t, slot: job.slotMs, attempt: job.attemptsMade, tag: data?.tag, pid: process.pid });
       if (data?.hang && behaviour.hang) await new Promise(() => undefined);
       if (data?.deferMs && job.attemptsMade === 0 && !(job.raw.data as { deferred?: boolean }).deferred) {
         await job.raw.updateData({ ...job.raw.data, deferred: true } as never);
@@ -39,7 +64,7 @@ async function startWorker(concurrency: number, behaviour: Behaviour) {
       if (behaviour.call) {
         await new Promise((r) => setTimeout(r, Math.random() * behaviour.call!.prepareMaxMs));
         job.assertOnTime();
-        send({ type: 'sent', id: job.id, t: performance.timeOrigin + performance.now(), pid: process.pid });
+        report({ type: 'sent', id: job.id, t: performance.timeOrigin + performance.now(), pid: process.pid });
         const res = await fetch(behaviour.call.url, { method: 'POST', body: '{}' });
         await res.body?.cancel();
         if (res.status >= 300) throw new Error(`upstream answered ${res.status}`);

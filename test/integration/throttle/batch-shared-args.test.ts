@@ -5,9 +5,9 @@
 // tenants and a duplicate interleaved (each of them breaks or resumes the sharing). MONITOR shows the
 // batch really shared.
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSluice, type Sluice, type SubmitOptions } from '../../../src/index.js';
-import { startRedis, type RedisServer } from '../../helpers/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import type { Sluice, SubmitOptions } from '../../../src/index.js';
+import { useTwinBackends } from '../../helpers/twin-backends.js';
 
 const A = { ratePerSecond: 5, capacity: 50, plans: { gold: { ratePerSecond: 10, capacity: 20 } } };
 const B = { ratePerSecond: 7, capacity: 9 };
@@ -48,22 +48,7 @@ async function dump(raw: Redis, prefix: string): Promise<Record<string, unknown>
 }
 
 describe('admission batches share a throttle’s keys and limits between calls', () => {
-  const servers: RedisServer[] = [];
-  const sluices: Sluice[] = [];
-  const raws: Redis[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 2; i++) {
-      const s = await startRedis();
-      servers.push(s);
-      raws.push(new Redis(s.port, '127.0.0.1'));
-      sluices.push(createSluice({ redis: s.url, prefix: 'shared' }));
-    }
-  });
-  afterAll(async () => {
-    for (const s of sluices) await s.close();
-    for (const r of raws) r.disconnect();
-    for (const s of servers) await s.dispose();
-  });
+  const { sluices, raws } = useTwinBackends('shared');
 
   it('one batch leaves exactly what the same submits one at a time leave, and sends shared calls short', async () => {
     const [batched, alone] = sluices as [Sluice, Sluice];

@@ -38,7 +38,7 @@ afterAll(async () => {
 const lua = () => loadScripts().get('throttle-dispatch')!.lua;
 const KEYS = () => keysOf('throttle-dispatch', dispatchKeys(k));
 const ARGV = (maxJobs = 100) =>
-  argvOf('throttle-dispatch', { now: '', horizonUs: 50_000, deliveryUs: 5_000, maxJobs, globalIntervalUs: 0, marginPpm: 10_000, lanePrefix: k.lanePrefix, jobPrefix: k.jobPrefix, missingRetryUs: 1_000, quotas: '' });
+  argvOf('throttle-dispatch', { now: '', horizonUs: 50_000, deliveryUs: 5_000, maxJobs, globalIntervalUs: 0, marginPpm: 10_000, lanePrefix: k.lanePrefix, jobPrefix: k.jobPrefix, missingRetryUs: 1_000, quotas: '', maxOutstanding: 0, forgottenUs: 0 });
 
 /** The throttle's schedule and lanes, read through the cluster client (it follows ASK to wherever a key is). */
 async function schedule() {
