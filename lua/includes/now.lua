@@ -49,9 +49,10 @@ end
 -- is turned into text by Redis with '%.17g', glibc's float formatting (~0.5 µs a number, more for a
 -- 16-digit µs timestamp, measured in a script of 100,000 ZADDs: docs/decisions/admit-and-park.md), an
 -- integer format is a fraction of that. The same digits for every whole number below 2^53 (no exponent
--- below 17 digits); anything else is given back as the number, formatted as before.
+-- below 17 digits). Unlike int(), anything else is given back as the number (redis.call then sends its
+-- 17 digits as before), never rounded: a fair tag or a marker score may be a fraction.
 local function whole(x)
-  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then return string.format('%d', x) end
+  if x % 1 == 0 and x < 9007199254740992 and x > -9007199254740992 then return string.format('%d', x) end
   return x
 end
 
