@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import express, { type Express } from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { RULES3_YAML, RULES_YAML } from './lib/hello-rules.js';
 import { Metrics, createSluice, parseRules, type Sluice } from '../src/index.js';
 import { createApp, decisionMiddleware } from '../src/express.js';
 import { startRedis } from '../test/helpers/redis-server.js';
@@ -90,48 +91,8 @@ const HUGE_WINDOW = { algorithm: 'fixed-window', limit: 1_000_000_000, windowMs:
 /** One client (the bench's one IP) over this limit within seconds: the refused path. */
 const SMALL_WINDOW = { algorithm: 'fixed-window', limit: 100, windowMs: 600_000, name: 'bench-refused' } as const;
 
-/** Two rules match every /hello request: a token bucket per IP and a sliding counter per route group and IP. */
-const RULES_YAML = `
-domains:
-  - domain: bench
-    descriptors:
-      - key: ip
-        name: bench-ip
-        policy: { algorithm: token-bucket, capacity: 1000000000, refill_per_second: 1000000 }
-      - key: route
-        value: hello
-        descriptors:
-          - key: ip
-            name: bench-route-ip
-            policy: { algorithm: sliding-counter, limit: 1000000000, window: 1m }
-route_groups:
-  hello: ["/hello"]
-http:
-  domain: bench
-  descriptors: [[ip], [route, ip]]
-queues:
-  - name: bench
-    rate_per_second: 10
-    capacity: 100
-    key: body
-    handler: { type: http, url: "http://127.0.0.1:9/never-called" }
-`;
+// RULES_YAML (two rules) and RULES3_YAML (three) match every /hello request: bench/lib/hello-rules.ts.
 
-/**
- * Three rules match every /hello request: the two above and a fixed window per route group, on the
- * `route: hello` entry itself (a sibling `key: route` entry without a value never matched: the entry
- * with the value wins, and it had no policy, so rules3 decided two limits until 2026-12-01).
- */
-const RULES3_YAML = RULES_YAML.replace(
-  `      - key: route
-        value: hello
-        descriptors:`,
-  `      - key: route
-        value: hello
-        name: bench-route
-        policy: { algorithm: fixed-window, limit: 1000000000, window: 1m }
-        descriptors:`,
-).replace('descriptors: [[ip], [route, ip]]', 'descriptors: [[ip], [route, ip], [route]]');
 
 if (flags.role === 'server') await serve(flags.variant as Variant, flags.redis!);
 else await bench();

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { startRedis } from '../test/helpers/redis-server.js';
+import { RULES3_YAML } from './lib/hello-rules.js';
 
 type Index = typeof import('../src/index.js');
 type Middleware = typeof import('../src/http/middleware.js');
@@ -29,28 +30,6 @@ const durationMs = Number(flags.duration) * 1000;
 if (!modes.every((m) => m === 'policy' || m === 'rules3')) throw new Error('--modes: policy, rules3');
 if (!(reps >= 1 && reps <= 9 && durationMs > 0 && durationMs <= 10_000)) throw new Error('--reps 1..9, --duration (0, 10]');
 
-/** bench/http.ts's rules3 file: three rules match every /hello request. */
-const RULES3 = `
-domains:
-  - domain: bench
-    descriptors:
-      - key: ip
-        name: bench-ip
-        policy: { algorithm: token-bucket, capacity: 1000000000, refill_per_second: 1000000 }
-      - key: route
-        value: hello
-        name: bench-route
-        policy: { algorithm: fixed-window, limit: 1000000000, window: 1m }
-        descriptors:
-          - key: ip
-            name: bench-route-ip
-            policy: { algorithm: sliding-counter, limit: 1000000000, window: 1m }
-route_groups:
-  hello: ["/hello"]
-http:
-  domain: bench
-  descriptors: [[ip], [route, ip], [route]]
-`;
 
 const server = await startRedis();
 const trees: [string, string][] = [['this', join(import.meta.dirname, '..')]];
@@ -64,7 +43,7 @@ async function middlewareOf(dir: string, mode: string): Promise<{ mw: RequestHan
   const mw =
     mode === 'policy'
       ? decisionMiddleware(sluice, { policy: { algorithm: 'fixed-window', limit: 1_000_000_000, windowMs: 60_000, name: 'bench-policy' }, metrics: new index.Metrics() })
-      : decisionMiddleware(sluice, { rules: index.parseRules(RULES3, { filename: 'bench3.yaml' }), metrics: new index.Metrics() });
+      : decisionMiddleware(sluice, { rules: index.parseRules(RULES3_YAML, { filename: 'bench3.yaml' }), metrics: new index.Metrics() });
   return { mw, close: () => sluice.close() };
 }
 
