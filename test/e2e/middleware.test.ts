@@ -194,9 +194,11 @@ http:
     const third = await pollUntil(
       async () => {
         const p = request(app).post('/v1/export').then((r) => r);
-        // Let a request that got through finish at once.
-        setTimeout(() => release?.(), 10);
-        return p;
+        // Let a request that got through finish: keep releasing until it is answered (one release 10 ms
+        // after the send could come before a loaded machine's request reached the handler, which then
+        // waited forever, holding the lease for its 1 min and failing this test's retries too).
+        const timer = setInterval(() => release?.(), 10);
+        return p.finally(() => clearInterval(timer));
       },
       (r) => r.status === 200,
       3000,
