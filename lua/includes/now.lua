@@ -40,8 +40,10 @@ end
 -- runs the floating-point digit generator, about twice the work for a 16-digit timestamp in µs, and
 -- the state of every decision is written through here. Anything else (a fraction, NaN, an infinity)
 -- keeps '%.0f' and its rounding.
+local function exact_whole(x) return x % 1 == 0 and x < 9007199254740992 and x > -9007199254740992 end
+
 local function int(x)
-  if x % 1 == 0 and x < 9007199254740992 and x > -9007199254740992 then return string.format('%d', x) end
+  if exact_whole(x) then return string.format('%d', x) end
   return string.format('%.0f', x)
 end
 
@@ -52,7 +54,7 @@ end
 -- below 17 digits). Unlike int(), anything else is given back as the number (redis.call then sends its
 -- 17 digits as before), never rounded: a fair tag or a marker score may be a fraction.
 local function whole(x)
-  if x % 1 == 0 and x < 9007199254740992 and x > -9007199254740992 then return string.format('%d', x) end
+  if exact_whole(x) then return string.format('%d', x) end
   return x
 end
 

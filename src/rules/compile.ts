@@ -136,6 +136,7 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
   // client on one route gets the same frozen list every time: no descriptor arrays, tree walk or
   // identity strings per request (issue 12 item 1). One memo per hash function (the middleware's is
   // made once; a caller passing a new function each time only empties them).
+  // The sources' values of the request being matched: scratch, filled and read within one synchronous call.
   const sourceValues: (string | undefined)[] = [];
   const memos = new Map<(v: string) => string, RecentMap<readonly RequestMatch[]>>();
   const matchMemo = (hash: (v: string) => string): RecentMap<readonly RequestMatch[]> => {
@@ -149,11 +150,9 @@ export function compileRules(spec: RulesFileSpec, ctx: CompileContext): Rules {
   };
   const matchesOf = (descriptors: DescriptorEntry[][]): readonly RequestMatch[] => {
     const domain = http!.rules.domain;
-    const tree = trees.get(domain);
     const out: RequestMatch[] = [];
-    if (!tree) return NO_MATCHES;
     for (const entries of descriptors) {
-      const rule = walkTree(tree, entries);
+      const rule = matchDescriptor(domain, entries);
       if (rule) out.push(Object.freeze({ domain, entries: Object.freeze(entries.map((e) => Object.freeze(e))), rule, identity: descriptorIdentity(entries) }));
     }
     return Object.freeze(out);

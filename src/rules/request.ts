@@ -96,11 +96,14 @@ export function compileHttp(
     }
     return readSource(source, req, rules, trusted, routes, hash);
   };
+  const readSources = (req: RequestInfo, hash: (v: string) => string, values: (string | undefined)[]): void => {
+    for (let i = 0; i < sourceNames.length; i++) values[i] = readMemo(sourceNames[i]!, req, hash);
+  };
   const sourcesKey = (req: RequestInfo, hash: (v: string) => string, values: (string | undefined)[]): string => {
+    readSources(req, hash, values);
     let key = '';
     for (let i = 0; i < sourceNames.length; i++) {
-      const v = readMemo(sourceNames[i]!, req, hash);
-      values[i] = v;
+      const v = values[i];
       // Length-prefixed: no value (a user id, a header) can make two different lists read the same.
       key += v === undefined ? '-' : `${v.length}:${v}`;
     }
@@ -123,7 +126,7 @@ export function compileHttp(
   const descriptors = (req: RequestInfo, options: DescriptorOptions = {}): DescriptorEntry[][] => {
     const hash = options.hash ?? defaultHash;
     const values = new Array<string | undefined>(sourceNames.length);
-    sourcesKey(req, hash, values);
+    readSources(req, hash, values);
     return descriptorsOf(values, hash);
   };
   const source = (name: string, req: RequestInfo, options: DescriptorOptions = {}) =>
