@@ -1,7 +1,7 @@
 // The multi-process exactness check, shared by the single-node and the cluster suites: P processes
 // fire N concurrent calls each at one key; exactly `limit` must be allowed, never one more or less.
 import type { PolicyInput } from '../../src/index.js';
-import { startTsProcess } from './processes.js';
+import { startTsProcess, type ChildHandle } from './processes.js';
 
 export interface HammerCase {
   name: string;
@@ -27,19 +27,34 @@ export const HAMMER_CASES: HammerCase[] = [
   { name: 'concurrency, Redis TIME', policy: { algorithm: 'concurrency', limit: 1201, leaseMs: 600_000 }, expected: 1201 },
 ];
 
-/** Runs one case with `processes` OS processes x `callsEach` concurrent calls; returns the totals. */
-export async function hammer(target: unknown, prefix: string, c: HammerCase, key: string, processes = 6, callsEach = 400) {
-  const kids = Array.from({ length: processes }, () =>
-    startTsProcess('helpers/hammer.ts', [JSON.stringify(target), prefix, JSON.stringify(c.policy), key, String(callsEach), c.nowMs === undefined ? '' : String(c.nowMs)]),
-  );
-  await Promise.all(kids.map((k) => k.message('ready')));
-  for (const k of kids) k.send('go');
-  const results = await Promise.all(kids.map((k) => k.message<{ allowed: number; failures: number; leases: number }>('done')));
-  await Promise.all(kids.map((k) => k.exited));
-  return {
-    allowed: results.reduce((a, r) => a + r.allowed, 0),
-    failures: results.reduce((a, r) => a + r.failures, 0),
-    leases: results.reduce((a, r) => a + r.leases, 0),
-    perProcess: results.map((r) => r.allowed),
-  };
+/**
+ * P long-lived hammer processes (test/helpers/hammer.ts) that run case after case: each case gets a fresh
+ * sluice (its own prefix and connection) in every process, and the processes fire together on "go".
+ */
+export class HammerPool {
+  private constructor(private readonly kids: ChildHandle[]) {}
+
+  static start(target: unknown, processes = 6): HammerPool {
+    return new HammerPool(Array.from({ length: processes }, () => startTsProcess('helpers/hammer.ts', [JSON.stringify(target)])));
+  }
+
+  /** Runs one case with every process x `callsEach` concurrent calls at `key`; returns the totals. */
+  async run(prefix: string, c: HammerCase, key: string, callsEach = 400) {
+    const command = JSON.stringify({ cmd: 'case', prefix, policy: c.policy, key, calls: callsEach, ...(c.nowMs === undefined ? {} : { nowMs: c.nowMs }) });
+    for (const k of this.kids) k.send(command);
+    await Promise.all(this.kids.map((k) => k.message('ready')));
+    for (const k of this.kids) k.send('go');
+    const results = await Promise.all(this.kids.map((k) => k.message<{ allowed: number; failures: number; leases: number }>('done')));
+    return {
+      allowed: results.reduce((a, r) => a + r.allowed, 0),
+      failures: results.reduce((a, r) => a + r.failures, 0),
+      leases: results.reduce((a, r) => a + r.leases, 0),
+      perProcess: results.map((r) => r.allowed),
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const k of this.kids) k.send('quit');
+    await Promise.all(this.kids.map((k) => k.exited));
+  }
 }
