@@ -51,7 +51,9 @@ const CASES: Case[] = [
   { name: 'Shopify-like leaky bucket', upstream: () => new LeakyBucketUpstream(40, 2), rate: 4, learnMs: 12_000, steadyMs: 12_000, minShare: 0.9 },
 ];
 
-describe('a queue 2x too fast learns its upstream: no 429 after learning, most of the capacity used', () => {
+// The cases run at once (each its own prefix, throttle, worker and simulated upstream; at 4-10 calls/s each
+// they hardly load the machine): one after another they took 100 s of CI.
+describe.concurrent('a queue 2x too fast learns its upstream: no 429 after learning, most of the capacity used', () => {
   let backend: Backend;
   beforeAll(async () => {
     backend = await startBackend('single');
