@@ -1,8 +1,9 @@
 // BullMQ's connections: a client beside the hot-path one, with the options BullMQ needs (blocking
 // commands that wait out a Redis restart rather than fail), and the admission client (the hot path's
 // options, for the admission script, which writes the submit's job too), made from the same target.
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
+import { coalesceWrites } from '../redis/write-coalescing.js';
 
 /** Redirections a BullMQ / gate command follows before it fails: about a minute of TRYAGAIN (see bullClientFor). */
 export const MIGRATION_REDIRECTIONS = 1_000;
@@ -16,6 +17,14 @@ export function bullClientFor(client: RedisClient): Redis | Cluster {
     autoResendUnfulfilledCommands: true,
     commandTimeout: undefined,
   };
+  const bull = bullClientOf(client, resilient);
+  // Workers send several commands per job from the same tick (a completion, the next fetch, the gate's
+  // call, job events): one writev for them all (redis/write-coalescing.ts).
+  coalesceWrites(bull);
+  return bull;
+}
+
+function bullClientOf(client: RedisClient, resilient: RedisOptions): Redis | Cluster {
   if (client instanceof Cluster) {
     // startupNodes is typed private but is the seed list the cluster was made with.
     const seeds = (client as unknown as { startupNodes: ConstructorParameters<typeof Cluster>[0] }).startupNodes;
