@@ -4,8 +4,9 @@
 // same submits at the same instants, with no delivery time. Reports achieved rate / cap while demand
 // exceeds the cap, the most starts in any 1 s, Jain's index of per-key starts against the ideal's over
 // that period, light keys' first-start and all-start waits (p50/p99) against the ideal's, and the
-// makespan against the ideal's, the CPU of each process per second, and Redis commands per job (INFO
-// commandstats: inside scripts too). With --bullmq, the same jobs through BullMQ with a queue-wide limiter
+// makespan against the ideal's, the CPU of each process per second, Redis commands per job (INFO
+// commandstats: inside scripts too) and Redis socket reads per job (INFO stats). With --bullmq, the same
+// jobs through BullMQ with a queue-wide limiter
 // at the cap (no fairness) for comparison. A private redis-server, started and stopped here.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
@@ -132,12 +133,16 @@ async function runSluice(url: string) {
   while (count() < jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   const cpuPerSecond = cpu.stop();
   const redisCallsPerJob = commandsPerJob(await raw.info('commandstats'), jobs.length);
+  // Socket reads Redis made per job (INFO stats, reset with the commands): commands that reach it together
+  // (one client's writes of one tick) are one read.
+  const reads = Number(/total_reads_processed:(\d+)/.exec(await raw.info('stats'))?.[1] ?? 0);
+  const redisReadsPerJob = Math.round((reads / jobs.length) * 100) / 100;
   raw.disconnect();
   for (const p of procs) for (const s of p.starts) byId.get(s.id)!.start = s.t;
   await Promise.all(procs.map((p) => p.close()));
   await sluice.close();
   if (flags.dump) writeFileSync(flags.dump, JSON.stringify(jobs.map((j) => ({ key: j.key, submitted: j.submitted, start: j.start }))));
-  return { ...capReport(jobs, config), cpuPerSecond, redisCallsPerJob };
+  return { ...capReport(jobs, config), cpuPerSecond, redisCallsPerJob, redisReadsPerJob };
 }
 
 async function runBullmq(port: number) {

@@ -17,10 +17,16 @@ export interface ChildHandle {
   exited: Promise<number | null>;
 }
 
+/**
+ * Extra node flags for every helper child, from SLUICE_CHILD_NODE_ARGS (space-separated): a bench can
+ * profile its worker processes (`--cpu-prof --cpu-prof-dir=/tmp/prof`), which NODE_OPTIONS refuses.
+ */
+const CHILD_NODE_ARGS = (process.env.SLUICE_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 /** Starts `node --import tsx <script> <args...>`; stdout lines are JSON messages. */
 export function startTsProcess(script: string, args: string[], env: Record<string, string> = {}): ChildHandle {
   const path = script.startsWith('/') ? script : fileURLToPath(new URL(`../${script}`, import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
+  const child = spawn(process.execPath, [...CHILD_NODE_ARGS, '--import', 'tsx', path, ...args], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
