@@ -5,6 +5,8 @@
 # machine's load (rates and µs do, by ±30% on a shared 2-core machine), so a before/after of the same case
 # compares what the code asks of Redis; it does not weigh cache misses (100,000 keys pay more of those).
 #   bench/throttle-admit-instructions.sh KEYS INFLIGHT [--base DIR | --bull]   (env N1=1000 N2=5000)
+# SCRIPT=bench/throttle-admit-breakdown.ts runs that bench instead (one key, one in flight; its --variant as an
+# extra argument): the instructions of each part of one admission.
 # Prints one JSON line. Needs valgrind; takes ~30-60 s (Redis runs ~50x slower under callgrind).
 set -euo pipefail
 KEYS=${1:?keys}; INFLIGHT=${2:?inflight}; shift 2
@@ -20,7 +22,7 @@ count() {
   local n=$1
   shift
   rm -f "$work"/cg.*
-  (cd "$here" && PATH="$work/bin:$PATH" npx tsx bench/throttle-admit-profile.ts --keys "$KEYS" --inflight "$INFLIGHT" --n "$n" "$@" > /dev/null 2>&1)
+  (cd "$here" && PATH="$work/bin:$PATH" npx tsx "${SCRIPT:-bench/throttle-admit-profile.ts}" --keys "$KEYS" --inflight "$INFLIGHT" --n "$n" "$@" > /dev/null 2>&1)
   awk '/^totals:/ { print $2 }' "$work"/cg.*
 }
 a=$(count "$N1" "$@")

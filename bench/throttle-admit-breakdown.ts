@@ -1,0 +1,79 @@
+// Where one admission's Redis work goes (issue 12 item 3, one in flight): a real submit's EVALSHA of
+// lua/throttle-admit.lua is captured (MONITOR on a private redis-server) and replayed `--n` times, one at a
+// time, each with a job id of its own, as one of these variants of the script:
+//   trivial   `return 0` with the same 12 keys and 22 arguments: the call, its arguments, the reply
+//   defs      the script up to its body: + the functions and tables of its includes, made on every call
+//   now       + the body's first line (now_us: Redis TIME)
+//   full      the whole admission
+// Run under callgrind by bench/throttle-admit-instructions.sh (SCRIPT=bench/throttle-admit-breakdown.ts
+// VARIANT=...), the difference of two --n gives Redis instructions per admission for each variant; without
+// it, it prints commandstats' µs (wall time inside Redis: moves with the machine's load).
+//   npx tsx bench/throttle-admit-breakdown.ts [--n 2000] [--variant full]
+// Prints one JSON document on stdout.
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { createSluice } from '../src/index.js';
+import { loadScripts } from '../src/redis/scripts.js';
+import { startRedis } from '../test/helpers/redis-server.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    n: { type: 'string', default: '2000' },
+    variant: { type: 'string', default: 'full' },
+    // Accepted for bench/throttle-admit-instructions.sh's sake (one key, one in flight here).
+    keys: { type: 'string', default: '1' },
+    inflight: { type: 'string', default: '1' },
+  },
+});
+
+/** MONITOR's quoted tokens back to their bytes (C escapes). */
+function monitorTokens(line: string): string[] {
+  const unescape = (_: string, hex: string | undefined, c: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : ({ n: '\n', r: '\r', t: '\t' } as Record<string, string>)[c!] ?? c!);
+  return [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\x([0-9a-f]{2})|\\(.)/g, unescape));
+}
+
+const server = await startRedis();
+const sluice = createSluice({ redis: server.url, prefix: 'ab' });
+try {
+  const throttle = sluice.throttle('t', { ratePerSecond: 1000, capacity: 10_000_000 });
+  await throttle.ready();
+  for (let i = 0; i < 5; i++) await throttle.submit('k1', { x: i });
+  const monitor = spawn('redis-cli', ['-p', String(server.port), 'monitor']);
+  let seen = '';
+  monitor.stdout.on('data', (d: Buffer) => (seen += d.toString('latin1')));
+  await new Promise((r) => setTimeout(r, 300));
+  const probe = await throttle.submit('k1', { x: 'probe' });
+  await new Promise((r) => setTimeout(r, 300));
+  monitor.kill();
+  if (!probe.admitted) throw new Error('the probe was refused');
+  const line = seen.split('\n').find((l) => l.includes('"evalsha"'));
+  if (!line) throw new Error('no EVALSHA seen on MONITOR');
+  const [, sha, keyCount, ...args] = monitorTokens(line);
+  const script = [...loadScripts().values()].find((s) => s.sha === sha);
+  if (script?.name !== 'throttle-admit') throw new Error(`the submit called ${script?.name ?? sha}, not throttle-admit`);
+  const body = 'local now = now_us(ARGV[1])\nlocal job_id = ARGV[2]\n';
+  if (!script.lua.includes(body)) throw new Error("lua/throttle-admit.lua's body no longer starts as this bench expects");
+  const variants: Record<string, string> = {
+    trivial: 'return 0',
+    defs: script.lua.replace(body, `do return {} end\n${body}`),
+    now: script.lua.replace(body, `${body}do return {} end\n`),
+    full: script.lua,
+  };
+  const lua = variants[flags.variant];
+  if (!lua) throw new Error(`--variant: one of ${Object.keys(variants).join(', ')}`);
+  const raw = new Redis(server.url);
+  const variantSha = (await raw.script('LOAD', lua)) as string;
+  const n = Number(flags.n);
+  await raw.config('RESETSTAT');
+  for (let i = 0; i < n; i++) {
+    const id = `${probe.jobId}r${i}`;
+    await raw.evalsha(variantSha, Number(keyCount), ...args.map((a) => a.split(probe.jobId).join(id)));
+  }
+  const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await raw.info('commandstats'))!;
+  raw.disconnect();
+  console.log(JSON.stringify({ bench: 'throttle-admit-breakdown', variant: flags.variant, n, keys: Number(keyCount), args: args.length - Number(keyCount), scriptUsPerCall: Math.round((Number(stats[2]) / Number(stats[1])) * 100) / 100 }));
+} finally {
+  await sluice.close();
+  await server.dispose();
+}
