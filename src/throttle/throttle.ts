@@ -547,7 +547,10 @@ export class Throttle {
       await whenReady(client, 2_000);
       this.queue = new Queue<JobData>(this.name, { connection: client, prefix: this.keys.bullPrefix });
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
-      await client.set(this.keys.config, JSON.stringify(this.config));
+      // The admission script in Redis before the first submit (not a NOSCRIPT and an EVAL of its source
+      // then); a failure here only leaves that to the first submit.
+      const loaded = this.ctx.admission().scripts.load(['throttle-admit']).catch(() => undefined);
+      await Promise.all([client.set(this.keys.config, JSON.stringify(this.config)), loaded]);
       this.prepared = true;
     })().catch((error: unknown) => {
       this.preparing = undefined;

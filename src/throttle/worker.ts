@@ -164,6 +164,9 @@ export class ThrottleWorker {
     // On a cluster the connection to the master of the throttle's slot is made on first use: made now,
     // not by the first job's start call (which would then come late for its instant).
     await client.exists(throttle.keys.global).catch(() => undefined);
+    // The gate's and the dispatcher's scripts in Redis before the first job: a first start call that
+    // meets NOSCRIPT sends the whole source and waits for Redis to compile it, and comes late for its instant.
+    await this.ctx.bull().scripts.load(['throttle-start', 'throttle-dispatch']).catch(() => undefined);
     if (this.closing) return;
     throttle.dispatcher.acquire(true);
     this.dispatching.push(throttle);
