@@ -15,6 +15,13 @@ async function existsOnMasters(raw: Redis | Cluster, names: string[]): Promise<n
   return Promise.all(nodes.map(async (node) => (await node.script('EXISTS', ...names.map(shaOf))) as number[]));
 }
 
+/** SCRIPT LOAD calls every master has run so far (INFO commandstats). */
+async function scriptCommands(raw: Redis | Cluster): Promise<number> {
+  const nodes = raw instanceof Cluster ? raw.nodes('master') : [raw];
+  const counts = await Promise.all(nodes.map(async (node) => Number(/cmdstat_script\|load:calls=(\d+)/.exec(await node.info('commandstats'))?.[1] ?? 0)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 describe.each(TOPOLOGIES)('scripts loaded before their first call, %s Redis', (topology) => {
   const ctx = useBackend(topology);
 
@@ -36,5 +43,10 @@ describe.each(TOPOLOGIES)('scripts loaded before their first call, %s Redis', (t
     expect(await existsOnMasters(ctx.backend.raw, names)).toEqual(Array(masters).fill([0, 0]));
     await ctx.sluice.throttle('preload-admit', { ratePerSecond: 10, capacity: 10 }).ready();
     expect(await existsOnMasters(ctx.backend.raw, names)).toEqual(Array(masters).fill([1, 1]));
+    // Once per process: another throttle's ready() loads nothing again.
+    const before = await scriptCommands(ctx.backend.raw);
+    expect(before).toBeGreaterThan(0);
+    await ctx.sluice.throttle('preload-admit-2', { ratePerSecond: 10, capacity: 10 }).ready();
+    expect(await scriptCommands(ctx.backend.raw)).toBe(before);
   });
 });
