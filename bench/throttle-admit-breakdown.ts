@@ -10,7 +10,6 @@
 // it, it prints commandstats' µs (wall time inside Redis: moves with the machine's load).
 //   npx tsx bench/throttle-admit-breakdown.ts [--n 2000] [--variant full]
 // Prints one JSON document on stdout.
-import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createSluice } from '../src/index.js';
@@ -27,29 +26,27 @@ const { values: flags } = parseArgs({
   },
 });
 
-/** MONITOR's quoted tokens back to their bytes (C escapes). */
-function monitorTokens(line: string): string[] {
-  const unescape = (_: string, hex: string | undefined, c: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : ({ n: '\n', r: '\r', t: '\t' } as Record<string, string>)[c!] ?? c!);
-  return [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\x([0-9a-f]{2})|\\(.)/g, unescape));
-}
-
 const server = await startRedis();
 const sluice = createSluice({ redis: server.url, prefix: 'ab' });
 try {
   const throttle = sluice.throttle('t', { ratePerSecond: 1000, capacity: 10_000_000 });
   await throttle.ready();
   for (let i = 0; i < 5; i++) await throttle.submit('k1', { x: i });
-  const monitor = spawn('redis-cli', ['-p', String(server.port), 'monitor']);
-  let seen = '';
-  monitor.stdout.on('data', (d: Buffer) => (seen += d.toString('latin1')));
-  await new Promise((r) => setTimeout(r, 300));
+  // The submit's call as ioredis's MONITOR reader parses it (as test/integration/limits-repeat-args.test.ts reads calls).
+  const raw = new Redis(server.url);
+  const monitor = await raw.monitor();
+  const seen: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase() === 'evalsha') seen.push(args);
+  });
   const probe = await throttle.submit('k1', { x: 'probe' });
-  await new Promise((r) => setTimeout(r, 300));
-  monitor.kill();
+  await raw.ping();
+  await new Promise((r) => setTimeout(r, 50));
+  monitor.disconnect();
   if (!probe.admitted) throw new Error('the probe was refused');
-  const line = seen.split('\n').find((l) => l.includes('"evalsha"'));
-  if (!line) throw new Error('no EVALSHA seen on MONITOR');
-  const [, sha, keyCount, ...args] = monitorTokens(line);
+  const call = seen[0];
+  if (!call) throw new Error('no EVALSHA seen on MONITOR');
+  const [, sha, keyCount, ...args] = call as [string, string, string, ...string[]];
   const script = [...loadScripts().values()].find((s) => s.sha === sha);
   if (script?.name !== 'throttle-admit') throw new Error(`the submit called ${script?.name ?? sha}, not throttle-admit`);
   const body = 'local now = now_us(ARGV[1])\nlocal job_id = ARGV[2]\n';
@@ -62,7 +59,6 @@ try {
   };
   const lua = variants[flags.variant];
   if (!lua) throw new Error(`--variant: one of ${Object.keys(variants).join(', ')}`);
-  const raw = new Redis(server.url);
   const variantSha = (await raw.script('LOAD', lua)) as string;
   const n = Number(flags.n);
   await raw.config('RESETSTAT');
