@@ -540,7 +540,7 @@ export class Throttle {
   private prepare(): Promise<void> {
     this.preparing ??= (async () => {
       // The admission client: a job add is never re-sent after a reconnect (see confirmEnqueued).
-      const { client } = this.ctx.admission();
+      const { client, scripts } = this.ctx.admission();
       // The client has no offline queue: before its first connection is up (an admin read of a queue
       // no submit has touched yet in this process) a command would fail at once, and the queue sends
       // one (INFO) as soon as it is made: on a cluster that was an unhandled "Connection is closed".
@@ -549,7 +549,7 @@ export class Throttle {
       this.queue.on('error', () => undefined); // connection errors surface on the calls themselves
       // The admission script in Redis before the first submit (not a NOSCRIPT and an EVAL of its source
       // then); a failure here only leaves that to the first submit.
-      const loaded = this.ctx.admission().scripts.load(['throttle-admit']).catch(() => undefined);
+      const loaded = scripts.load(['throttle-admit']).catch(() => undefined);
       await Promise.all([client.set(this.keys.config, JSON.stringify(this.config)), loaded]);
       this.prepared = true;
     })().catch((error: unknown) => {
