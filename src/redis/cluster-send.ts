@@ -11,11 +11,11 @@ import { Command, type Cluster } from 'ioredis';
 const UNSENT_RETRY_MS = 10;
 
 /**
- * Sends `name` (evalsha / eval) with `args` on `cluster`. While `pending()` is true a redirection is
+ * Sends `name` (fcall / evalsha / eval) with `args` on `cluster`. While `pending()` is true a redirection is
  * followed as ioredis does; once it is false (the deadline passed) the command ends with the error it
  * got, and is never sent again.
  */
-export function sendWhilePending(cluster: Cluster, name: 'evalsha' | 'eval', args: readonly (string | number)[], pending: () => boolean): Promise<unknown> {
+export function sendWhilePending(cluster: Cluster, name: 'fcall' | 'evalsha' | 'eval', args: readonly (string | number)[], pending: () => boolean): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const attempt = () => {
       const command = new Command(name, [...args], { replyEncoding: 'utf8' });

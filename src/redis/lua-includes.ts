@@ -21,8 +21,13 @@ export function withoutIncludes(source: string): string {
  * out. `read(name)` gives the text of lua/includes/<name>.lua.
  */
 export function resolveIncludes(source: string, read: (name: string) => string): string[] {
+  return resolveNamedIncludes(source, read).map((inc) => inc.text);
+}
+
+/** `resolveIncludes` with each include's name beside its text. */
+export function resolveNamedIncludes(source: string, read: (name: string) => string): { name: string; text: string }[] {
   const done = new Set<string>();
-  const out: string[] = [];
+  const out: { name: string; text: string }[] = [];
   const visit = (name: string, path: readonly string[]) => {
     if (path.includes(name)) {
       throw new SluiceError('SLUICE_ERR_SCRIPT', `lua include cycle: ${[...path, name].join(' -> ')}`);
@@ -31,7 +36,7 @@ export function resolveIncludes(source: string, read: (name: string) => string):
     const text = read(name);
     for (const inner of includesOf(text)) visit(inner, [...path, name]);
     done.add(name);
-    out.push(withoutIncludes(text));
+    out.push({ name, text: withoutIncludes(text) });
   };
   for (const name of includesOf(source)) visit(name, []);
   return out;

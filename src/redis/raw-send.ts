@@ -36,10 +36,10 @@ export function sendsRaw(client: Redis): boolean {
 }
 
 /**
- * EVALSHA (or EVAL) `first` with `keys` then `args`, as RESP text made in one pass: the same bytes
+ * FCALL, EVALSHA or EVAL `first` with `keys` then `args`, as RESP text made in one pass: the same bytes
  * ioredis would write for `client[cmd](first, keys.length, ...keys, ...args)`.
  */
-export function sendScriptRaw(client: Redis, cmd: 'evalsha' | 'eval', first: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+export function sendScriptRaw(client: Redis, cmd: 'fcall' | 'evalsha' | 'eval', first: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
   let keysText = '';
   for (let i = 0; i < keys.length; i++) keysText += bulk(keys[i]!);
   return sendEncoded(client, cmd, first, keys.length, keysText, args.length, encodeArgs('', args));
@@ -54,8 +54,8 @@ export function encodeArgs(text: string, args: readonly ScriptArg[]): string {
   return text;
 }
 
-/** EVALSHA (or EVAL) `first` with `keyCount` keys and `argCount` arguments already encoded (`bulk`, in order). */
-export function sendEncoded(client: Redis, cmd: 'evalsha' | 'eval', first: string, keyCount: number, keysText: string, argCount: number, argsText: string): Promise<unknown> {
+/** FCALL, EVALSHA or EVAL `first` with `keyCount` keys and `argCount` arguments already encoded (`bulk`, in order). */
+export function sendEncoded(client: Redis, cmd: 'fcall' | 'evalsha' | 'eval', first: string, keyCount: number, keysText: string, argCount: number, argsText: string): Promise<unknown> {
   const text = `*${3 + keyCount + argCount}\r\n${bulk(cmd)}${bulk(first)}${bulk(String(keyCount))}${keysText}${argsText}`;
   return client.sendCommand(new RawCommand(cmd, text)) as Promise<unknown>;
 }

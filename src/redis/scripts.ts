@@ -13,7 +13,8 @@ import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-send.js';
 import type { RedisClient } from './connection.js';
-import { expandIncludes, resolveIncludes, withoutIncludes } from './lua-includes.js';
+import { expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
+import { functionLibrary, type ScriptParts } from './lua-functions.js';
 import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
 export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
@@ -23,6 +24,9 @@ interface LoadedScript {
   lua: string;
   /** SHA-1 of `lua`: what EVALSHA names, so two sluice versions sharing one Redis never run each other's code. */
   sha: string;
+  /** The same script as a function library (src/redis/lua-functions.ts): its function's name for FCALL, and its code. */
+  fn: string;
+  library: string;
 }
 
 let loaded: Map<string, LoadedScript> | undefined;
@@ -68,23 +72,25 @@ export const MAX_BATCH = 32;
  * key of decision i. Returns the list of the single script's replies. Every decision stays atomic (the
  * batch is one script) and sees the state the decisions before it left, exactly as separate calls would.
  */
-function batchedLua(source: string, read: (name: string) => string): string {
+function batchedLua(source: string, read: (name: string) => string): ScriptParts {
   // The includes (helpers, the TIME cache) go outside the per-decision function: made once per batch.
-  return [
-    ...resolveIncludes(source, read),
-    'local function decide(KEYS, ARGV)',
-    withoutIncludes(source),
-    'end',
-    'local per_call = tonumber(ARGV[1])',
-    'local replies = {}',
-    'for i = 1, #KEYS do',
-    '  local argv = {}',
-    '  local base = 1 + (i - 1) * per_call',
-    '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
-    '  replies[i] = decide({KEYS[i]}, argv)',
-    'end',
-    'return replies',
-  ].join('\n');
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [
+      'local function decide(KEYS, ARGV)',
+      withoutIncludes(source),
+      'end',
+      'local per_call = tonumber(ARGV[1])',
+      'local replies = {}',
+      'for i = 1, #KEYS do',
+      '  local argv = {}',
+      '  local base = 1 + (i - 1) * per_call',
+      '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
+      '  replies[i] = decide({KEYS[i]}, argv)',
+      'end',
+      'return replies',
+    ].join('\n'),
+  };
 }
 
 /**
@@ -107,6 +113,9 @@ export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttl
  */
 const IN_PLACE_ENTRY: Readonly<Record<string, string>> = { limits: 'decide_limits' };
 const NO_ARGS: readonly ScriptArg[] = [];
+/** How a script is called: by its function once its library is loaded, else by its hash, else by its text. */
+type ScriptCommand = 'fcall' | 'evalsha' | 'eval';
+const always = () => true;
 
 /** True when the batched form of `name` takes no argument counts (IN_PLACE_ENTRY). */
 export function countsArguments(name: string): boolean {
@@ -139,7 +148,7 @@ export function repeatsArgs(prev: ManyKeyCall, c: ManyKeyCall): boolean {
  * and 22). The previous call's tables are reused with its own positions overwritten (the script only
  * reads its KEYS and ARGV), unrolled: no per-position test.
  */
-function batchedManyLua(name: string, source: string, read: (name: string) => string, sharing?: BatchSharing): string {
+function batchedManyLua(name: string, source: string, read: (name: string) => string, sharing?: BatchSharing): ScriptParts {
   const entry = IN_PLACE_ENTRY[name];
   if (entry) {
     // The batch runs the entry, not the body: the body must be exactly that call, for one call.
@@ -183,19 +192,21 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
         ...(sharing ? ['  end'] : []),
         '  replies[i] = decide(keys, argv)',
       ];
-  return [
-    ...resolveIncludes(source, read),
-    ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
-    'local m = tonumber(ARGV[1])',
-    'local replies = {}',
-    `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
-    ...(entry ? ['local pa = a'] : []),
-    'local keys, argv',
-    'for i = 1, m do',
-    ...call,
-    'end',
-    'return replies',
-  ].join('\n');
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [
+      ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
+      'local m = tonumber(ARGV[1])',
+      'local replies = {}',
+      `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
+      ...(entry ? ['local pa = a'] : []),
+      'local keys, argv',
+      'for i = 1, m do',
+      ...call,
+      'end',
+      'return replies',
+    ].join('\n'),
+  };
 }
 
 /** Whether `c` may be sent sharing `prev`'s batchShared keys and arguments (both full length, same values there). */
@@ -214,14 +225,23 @@ export function loadScripts(): Map<string, LoadedScript> {
   const read = includeReader(dir);
   const files = new Set(readdirSync(dir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)));
   const map = new Map<string, LoadedScript>();
-  const add = (name: string, lua: string) => {
-    map.set(name, { name, lua, sha: createHash('sha1').update(lua).digest('hex') });
+  const add = (name: string, lua: string, parts: ScriptParts) => {
+    const { fn, code } = functionLibrary(name, parts);
+    map.set(name, { name, lua, sha: createHash('sha1').update(lua).digest('hex'), fn, library: code });
   };
+  // The EVAL text: the includes, then the body (a plain script's includes stand where its first include line was).
+  const joined = (parts: ScriptParts) => [...parts.includes.map((inc) => inc.text), parts.body].join('\n');
   for (const name of files) {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
-    add(name, expandIncludes(source, read));
-    if (BATCHED_SCRIPTS.has(name)) add(batchName(name), batchedLua(source, read));
-    if (MANY_KEY_BATCHED.has(name)) add(batchName(name), batchedManyLua(name, source, read, batchSharing(name as ScriptName)));
+    add(name, expandIncludes(source, read), { includes: resolveNamedIncludes(source, read), body: withoutIncludes(source) });
+    if (BATCHED_SCRIPTS.has(name)) {
+      const parts = batchedLua(source, read);
+      add(batchName(name), joined(parts), parts);
+    }
+    if (MANY_KEY_BATCHED.has(name)) {
+      const parts = batchedManyLua(name, source, read, batchSharing(name as ScriptName));
+      add(batchName(name), joined(parts), parts);
+    }
   }
   loaded = map;
   return map;
@@ -248,10 +268,20 @@ export interface ManyKeyCall {
   readonly pending: boolean;
 }
 
-/** Only NOSCRIPT is ever matched by error text (style.md). */
+/**
+ * Only "Redis does not have this script" is ever matched by error text (style.md): NOSCRIPT for
+ * EVALSHA, "ERR Function not found" for FCALL (a Redis restarted without persistence, FUNCTION FLUSH, a
+ * master added to a cluster). Either way the script did not run.
+ */
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
+function isFunctionNotFound(error: unknown): boolean {
+  return error instanceof Error && error.message === 'ERR Function not found';
+}
+
+/** After a refused FUNCTION LOAD (Redis before 7, an ACL without it), the libraries are not tried again for this long. */
+const LIBRARY_RETRY_MS = 30_000;
 
 /** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
 export class ScriptRegistry {
@@ -264,6 +294,12 @@ export class ScriptRegistry {
   private readonly sharing = new Map<string, BatchSharing>();
   /** Scripts loaded (or being loaded) ahead of their first call by `load`. */
   private readonly preloaded = new Map<string, Promise<void>>();
+  /** Scripts (and batched forms) whose function library every master has: called by FCALL, not EVALSHA. */
+  private readonly libraries = new Set<string>();
+  /** Library loads under way (true once loaded). */
+  private readonly libraryLoads = new Map<string, Promise<boolean>>();
+  /** When a library load last failed (Date.now()). */
+  private libraryRefusedAt = -Infinity;
 
   constructor(private readonly client: RedisClient, names: readonly string[] = SCRIPT_NAMES) {
     const loaded = loadScripts();
@@ -297,14 +333,69 @@ export class ScriptRegistry {
   private loadOnce(name: ScriptName): Promise<void> {
     let loading = this.preloaded.get(name);
     if (!loading) {
-      const sources = [this.scripts.get(name), this.scripts.get(batchName(name))].flatMap((s) => (s ? [s.lua] : []));
+      const scripts = [this.scripts.get(name), this.scripts.get(batchName(name))].flatMap((s) => (s ? [s] : []));
       const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
-      loading = Promise.all(nodes.flatMap((node) => sources.map((lua) => node.script('LOAD', lua)))).then(() => undefined);
+      // Their function libraries; where Redis takes none (before 7, an ACL), the scripts for EVALSHA.
+      loading = Promise.all(scripts.map((s) => this.loadLibrary(s)))
+        .then((loaded) => Promise.all(scripts.flatMap((s, i) => (loaded[i] ? [] : nodes.map((node) => node.script('LOAD', s.lua))))))
+        .then(() => undefined);
       // A failed load is tried again by the next caller.
       loading.catch(() => this.preloaded.delete(name));
       this.preloaded.set(name, loading);
     }
     return loading;
+  }
+
+  /**
+   * Loads `s`'s function library on every master (FUNCTION LOAD REPLACE: its name is its text's hash,
+   * so a replaced library is the same code), once; resolves true when loaded. A refusal (Redis before
+   * 7, an ACL) leaves the registry on EVALSHA, trying again after LIBRARY_RETRY_MS. Never rejects.
+   */
+  private loadLibrary(s: LoadedScript): Promise<boolean> {
+    let loading = this.libraryLoads.get(s.name);
+    if (loading) return loading;
+    const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    // A cluster not connected yet lists no masters: nothing to load on, asked again by the next call.
+    if (nodes.length === 0 || Date.now() - this.libraryRefusedAt < LIBRARY_RETRY_MS) return Promise.resolve(false);
+    loading = Promise.all(nodes.map((node) => node.call('FUNCTION', 'LOAD', 'REPLACE', s.library)))
+      .then((replies) => {
+        // FUNCTION LOAD answers the library's name: anything else did not load it (something in Redis's place).
+        if (replies.some((r) => r !== s.fn)) throw malformedReply('FUNCTION LOAD', replies);
+      })
+      .then(
+        () => {
+          this.libraries.add(s.name);
+          return true;
+        },
+        () => {
+          this.libraryRefusedAt = Date.now();
+          this.libraryLoads.delete(s.name);
+          return false;
+        },
+      );
+    this.libraryLoads.set(s.name, loading);
+    return loading;
+  }
+
+  /**
+   * Sends script `s` by `send`: FCALL of its function once its library is loaded (its includes made once,
+   * not on every call: ~8 % of an admission's Redis instructions at one in flight), EVALSHA before that (and the library
+   * loaded meanwhile). A script Redis does not have (NOSCRIPT, a function not found) did not run: it is
+   * sent once as EVAL, which needs nothing loaded, while `retry()` (the caller still waits); a function
+   * not found is loaded again.
+   */
+  private call(s: LoadedScript, send: (cmd: ScriptCommand, first: string) => Promise<unknown>, retry: () => boolean): Promise<unknown> {
+    const viaFunction = this.libraries.has(s.name);
+    if (!viaFunction) void this.loadLibrary(s);
+    return send(viaFunction ? 'fcall' : 'evalsha', viaFunction ? s.fn : s.sha).catch((error: unknown) => {
+      if (viaFunction && isFunctionNotFound(error)) {
+        this.libraries.delete(s.name);
+        this.libraryLoads.delete(s.name);
+        void this.loadLibrary(s);
+      } else if (!isNoScript(error)) throw error;
+      if (!retry()) throw error;
+      return send('eval', s.lua);
+    });
   }
 
   /**
@@ -331,16 +422,8 @@ export class ScriptRegistry {
     // A single node takes the call's RESP made in one pass (src/redis/raw-send.ts): a worker makes one
     // start call per job and its dispatcher a round every few ms, so ioredis's argument copies and
     // per-argument encoding were a measurable part of a worker's CPU per job. Same bytes either way.
-    if (!(client instanceof Cluster) && sendsRaw(client)) {
-      return sendScriptRaw(client, 'evalsha', s.sha, keys, args).catch((error: unknown) => {
-        if (!isNoScript(error)) throw error;
-        return sendScriptRaw(client, 'eval', s.lua, keys, args);
-      });
-    }
-    return client.evalsha(s.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
-      if (!isNoScript(error)) throw error;
-      return client.eval(s.lua, keys.length, ...keys, ...args);
-    });
+    if (!(client instanceof Cluster) && sendsRaw(client)) return this.call(s, (cmd, first) => sendScriptRaw(client, cmd, first, keys, args), always);
+    return this.call(s, (cmd, first) => client[cmd](first, keys.length, ...keys, ...args), always);
   }
 
   /**
@@ -351,16 +434,13 @@ export class ScriptRegistry {
     const s = this.scripts.get(name);
     if (!s) return Promise.reject(new SluiceError('SLUICE_ERR_SCRIPT', `script '${name}' is not registered`));
     const client = this.client;
-    const send = (cmd: 'evalsha' | 'eval', first: string): Promise<unknown> =>
+    const send = (cmd: ScriptCommand, first: string): Promise<unknown> =>
       client instanceof Cluster
         ? sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], pending)
         : sendsRaw(client)
           ? sendScriptRaw(client, cmd, first, keys, args)
           : client[cmd](first, countText(keys.length), ...keys, ...args);
-    return send('evalsha', s.sha).catch((error: unknown) => {
-      if (isNoScript(error) && pending()) return send('eval', s.lua);
-      throw error;
-    });
+    return this.call(s, send, pending);
   }
 
   /**
@@ -441,12 +521,11 @@ export class ScriptRegistry {
         argCount += args.length;
       }
       const s = this.scripts.get(batchName(name))!;
-      sendEncoded(client, 'evalsha', s.sha, keyCount, keysText, argCount, argsText)
-        .catch((error: unknown) => {
-          if (isNoScript(error) && live.some((c) => c.pending)) return sendEncoded(client, 'eval', s.lua, keyCount, keysText, argCount, argsText);
-          throw error;
-        })
-        .then(deliver, fail);
+      this.call(
+        s,
+        (cmd, first) => sendEncoded(client, cmd, first, keyCount, keysText, argCount, argsText),
+        () => live.some((c) => c.pending),
+      ).then(deliver, fail);
       return;
     }
     const keys: string[] = [];
@@ -511,17 +590,13 @@ export class ScriptRegistry {
     // On a cluster a call is alone (single) and may be redirected: only while its caller still waits.
     const send =
       client instanceof Cluster
-        ? (cmd: 'evalsha' | 'eval', first: string) => sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], () => calls[0]!.pending !== false)
+        ? (cmd: ScriptCommand, first: string) => sendWhilePending(client, cmd, [first, countText(keys.length), ...keys, ...args], () => calls[0]!.pending !== false)
         : sendsRaw(client)
-          ? (cmd: 'evalsha' | 'eval', first: string) => sendScriptRaw(client, cmd, first, keys, args)
-          : (cmd: 'evalsha' | 'eval', first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
+          ? (cmd: ScriptCommand, first: string) => sendScriptRaw(client, cmd, first, keys, args)
+          : (cmd: ScriptCommand, first: string) => client[cmd](first, countText(keys.length), ...keys, ...args);
     try {
-      send('evalsha', s.sha).then(deliver, (error: unknown) => {
-        // The script is not in this server's cache: it did not run, so sending it once as EVAL is safe
-        // (unless the caller was answered meanwhile).
-        if (isNoScript(error) && calls.some((c) => c.pending !== false)) send('eval', s.lua).then(deliver, fail);
-        else fail(error);
-      });
+      // A script Redis does not have did not run: sent once as EVAL unless every caller was answered meanwhile.
+      this.call(s, send, () => calls.some((c) => c.pending !== false)).then(deliver, fail);
     } catch (error) {
       fail(error);
     }

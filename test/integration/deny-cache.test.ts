@@ -13,16 +13,14 @@ import { describe, expect, it } from 'vitest';
 import { modelFor, parsePolicy } from '../../src/index.js';
 import { decisionMiddleware } from '../../src/express.js';
 import { useBackend } from '../helpers/fixtures.js';
+import { scriptCallsIn } from '../helpers/script-calls.js';
 import { policyArbitraries } from '../helpers/policy-arbitraries.js';
 
 const ctx = useBackend('single');
 
-/** Script calls the server has run so far (EVALSHA + EVAL). */
+/** Script calls the server has run so far (FCALL + EVALSHA + EVAL). */
 async function scriptCalls(): Promise<number> {
-  const stats = await ctx.backend.raw.info('commandstats');
-  let n = 0;
-  for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
-  return n;
+  return scriptCallsIn(await ctx.backend.raw.info('commandstats'));
 }
 
 /** A sluice whose deny-cache hits are counted. */

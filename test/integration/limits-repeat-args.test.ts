@@ -10,6 +10,7 @@ import type { Sluice } from '../../src/index.js';
 import { limitAll } from '../../src/limiters/all-or-nothing.js';
 import type { Limiter } from '../../src/limiters/limiter.js';
 import { useTwinBackends } from '../helpers/twin-backends.js';
+import { FIRST_SEND_COMMANDS } from '../helpers/script-calls.js';
 
 const NOW_MS = 1_900_000_000_000;
 type Rule = 'tb' | 'sc' | 'fw';
@@ -53,7 +54,7 @@ describe('all-or-nothing batches send repeated arguments once', () => {
     const monitor = await raws[0]!.monitor();
     const calls: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha') calls.push(args);
+      if (FIRST_SEND_COMMANDS.has(args[0]?.toLowerCase() ?? '')) calls.push(args);
     });
     const fromBatch = await Promise.all(REQUESTS.map((r) => request(batched, r)));
     const oneByOne = [];

@@ -1,5 +1,5 @@
 // Redis stopped mid-run: decisions follow each policy's fail mode within its deadline and say so;
-// Redis restarted: decisions resume with no manual step. Also: script cache loss (SCRIPT FLUSH).
+// Redis restarted: decisions resume with no manual step. Also: script cache loss (SCRIPT FLUSH, FUNCTION FLUSH).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSluice, type Sluice } from '../../src/index.js';
 import { startBackend, uniquePrefix, type Backend } from '../helpers/fixtures.js';
@@ -86,10 +86,11 @@ describe('Redis outage', () => {
 });
 
 describe('script cache loss', () => {
-  it('SCRIPT FLUSH between two decisions: the second still works (EVALSHA falls back to EVAL)', async () => {
+  it('SCRIPT FLUSH and FUNCTION FLUSH between two decisions: the second still works (FCALL or EVALSHA falls back to EVAL)', async () => {
     const limiter = sluice.limiter({ algorithm: 'leaky-bucket', ratePerSecond: 10, burst: 4 });
     expect((await limiter.limit('flush', { nowMs: 0 })).remaining).toBe(4);
     await backend.raw.script('FLUSH');
+    await backend.raw.call('FUNCTION', 'FLUSH');
     expect(await backend.raw.script('EXISTS', '0000000000000000000000000000000000000000')).toEqual([0]);
     const d = await limiter.limit('flush', { nowMs: 0 });
     expect(d.failure).toBeUndefined();

@@ -1,6 +1,7 @@
 // Something in front of Redis answers a script with the wrong shape (`+OK` instead of its array):
 // every limiter and throttle call treats it as a failure (the fail mode decides, marked and counted;
 // SLUICE_ERR_SCRIPT where there is no fail mode), never as a decision. Issue 8, defect 2.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSluice, isSluiceError, type Sluice } from '../../../src/index.js';
 import type { DecisionOutcome } from '../../../src/limiters/limiter.js';
@@ -11,11 +12,13 @@ import { uniquePrefix } from '../../helpers/fixtures.js';
 let server: RedisServer;
 let proxy: TcpProxy;
 let sluice: Sluice;
+let direct: Redis;
 const seen: { outcome: DecisionOutcome; error?: unknown }[] = [];
 
 beforeAll(async () => {
   server = await startRedis();
   proxy = await startProxy(server.port);
+  direct = new Redis(server.port, '127.0.0.1');
   sluice = createSluice({
     redis: `redis://127.0.0.1:${proxy.port}`,
     prefix: uniquePrefix(),
@@ -26,6 +29,7 @@ afterAll(async () => {
   proxy.answerOk(false);
   await sluice?.close();
   await proxy?.close();
+  direct?.disconnect();
   await server?.dispose();
 });
 
@@ -41,7 +45,13 @@ const ALGORITHMS = [
 describe('a malformed script reply', () => {
   it('is a failure decided by the fail mode, marked and counted, for every algorithm, alone and batched', async () => {
     const limiters = ALGORITHMS.flatMap((p) => [sluice.limiter({ ...p, failMode: 'open' }), sluice.limiter({ ...p, failMode: 'closed' })]);
-    for (const l of limiters) expect((await l.limit('warm')).failure).toBeUndefined(); // connected, scripts loaded
+    // Connected, and every script (alone, batched) in Redis as a function: nothing is loaded during the test.
+    for (const l of limiters) expect((await l.limit('warm')).failure).toBeUndefined();
+    await Promise.all(limiters.map((l) => Promise.all([l.limit('w1'), l.limit('w2'), l.peek('w3')])));
+    for (let last = -1, now = 0; now !== last; await new Promise((r) => setTimeout(r, 50))) {
+      last = now;
+      now = ((await direct.call('FUNCTION', 'LIST')) as unknown[]).length;
+    }
     seen.length = 0;
     proxy.answerOk(true);
     // One call at a time (a single script call) and three in one tick (one batched script call).

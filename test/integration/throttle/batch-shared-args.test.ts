@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Sluice, SubmitOptions } from '../../../src/index.js';
 import { useTwinBackends } from '../../helpers/twin-backends.js';
+import { FIRST_SEND_COMMANDS } from '../../helpers/script-calls.js';
 
 const A = { ratePerSecond: 5, capacity: 50, plans: { gold: { ratePerSecond: 10, capacity: 20 } } };
 const B = { ratePerSecond: 7, capacity: 9 };
@@ -63,7 +64,7 @@ describe('admission batches share a throttle’s keys and limits between calls',
     const monitor = await raws[0]!.duplicate().monitor();
     const evalKeys: number[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha') evalKeys.push(Number(args[2]));
+      if (FIRST_SEND_COMMANDS.has(args[0]?.toLowerCase() ?? '')) evalKeys.push(Number(args[2]));
     });
     // All in one turn: one script call on the batched side.
     const fromBatch = await Promise.all(SUBMITS.map(([t, key, o], i) => tb[t].submit(key, { i }, { ...o, nowMs: NOW_MS })));

@@ -8,6 +8,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Sluice, Throttle } from '../../../src/index.js';
 import { TOPOLOGIES, startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
 import { ThrottleProc } from '../../helpers/throttle-procs.js';
+import { scriptCallsIn } from '../../helpers/script-calls.js';
 import { shardOfLane } from '../../../src/throttle/shards.js';
 
 const CAPACITY = 17;
@@ -118,9 +119,7 @@ describe.each(TOPOLOGIES)('batched admissions (%s)', (topology) => {
     expect(replies.every((r) => r.admitted)).toBe(true);
     let scriptCalls = 0;
     for (const m of masters) {
-      const stats = await m.info('commandstats');
-      const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-      scriptCalls += calls('evalsha') + calls('eval');
+      scriptCalls += scriptCallsIn(await m.info('commandstats'));
     }
     // One admission script call per shard for the 30 submits: it writes their BullMQ jobs too.
     expect(scriptCalls).toBe(shards);

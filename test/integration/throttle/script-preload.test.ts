@@ -1,24 +1,27 @@
 // Scripts are in Redis before their first call: a worker loads the gate's and the dispatcher's scripts
-// while it starts, `throttle.ready()` the admission script (both forms), on every master of a cluster.
-// Without that, a worker's first start call met NOSCRIPT, sent the whole source as an EVAL and came
-// back late for the instant it asked for (bench/global-cap.ts traces: ~9 ms against 2-3 ms).
+// while it starts, `throttle.ready()` the admission script (both forms), on every master of a cluster,
+// as function libraries (FCALL from the first call on). Without that, a worker's first start call met
+// NOSCRIPT, sent the whole source as an EVAL and came back late for the instant it asked for
+// (bench/global-cap.ts traces: ~9 ms against 2-3 ms).
 import { Cluster, type Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { loadScripts } from '../../../src/redis/scripts.js';
 import { TOPOLOGIES, useBackend } from '../../helpers/fixtures.js';
 
-const shaOf = (name: string) => loadScripts().get(name)!.sha;
+const fnOf = (name: string) => loadScripts().get(name)!.fn;
 
-/** SCRIPT EXISTS of `names` on every master: one array of 0/1 per master. */
+/** Whether each of `names`' function library is on each master: one array of 0/1 per master. */
 async function existsOnMasters(raw: Redis | Cluster, names: string[]): Promise<number[][]> {
   const nodes = raw instanceof Cluster ? raw.nodes('master') : [raw];
-  return Promise.all(nodes.map(async (node) => (await node.script('EXISTS', ...names.map(shaOf))) as number[]));
+  return Promise.all(
+    nodes.map((node) => Promise.all(names.map(async (name) => ((await node.call('FUNCTION', 'LIST', 'LIBRARYNAME', fnOf(name))) as unknown[]).length))),
+  );
 }
 
-/** SCRIPT LOAD calls every master has run so far (INFO commandstats). */
+/** FUNCTION LOAD calls every master has run so far (INFO commandstats). */
 async function scriptCommands(raw: Redis | Cluster): Promise<number> {
   const nodes = raw instanceof Cluster ? raw.nodes('master') : [raw];
-  const counts = await Promise.all(nodes.map(async (node) => Number(/cmdstat_script\|load:calls=(\d+)/.exec(await node.info('commandstats'))?.[1] ?? 0)));
+  const counts = await Promise.all(nodes.map(async (node) => Number(/cmdstat_function\|load:calls=(\d+)/.exec(await node.info('commandstats'))?.[1] ?? 0)));
   return counts.reduce((a, b) => a + b, 0);
 }
 

@@ -1,0 +1,118 @@
+// Every script runs as a Redis 7 function (src/redis/lua-functions.ts): its includes made once per load,
+// its body per call, with the includes' per-run state back at its start on every call. Held here on a
+// real Redis: every script's library loads; per-run state never leaks from one call to the next; calls
+// go by FCALL once a library is in; FUNCTION FLUSH (or a restart without persistence) loses nothing, the
+// call falls back to EVAL and the library is loaded again; a user whose ACL refuses FUNCTION keeps
+// EVALSHA and gets the same answers.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSluice } from '../../src/index.js';
+import { functionLibrary } from '../../src/redis/lua-functions.js';
+import { withoutIncludes } from '../../src/redis/lua-includes.js';
+import { loadScripts, luaDir } from '../../src/redis/scripts.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+
+let server: RedisServer;
+let raw: Redis;
+
+beforeAll(async () => {
+  server = await startRedis();
+  raw = new Redis(server.port, '127.0.0.1');
+});
+afterAll(async () => {
+  raw?.disconnect();
+  await server?.dispose();
+});
+
+const include = (name: string) => ({ name, text: withoutIncludes(readFileSync(join(luaDir(), 'includes', `${name}.lua`), 'utf8')) });
+
+/** Commands of each kind the server has run (INFO commandstats), by name. */
+async function commandCalls(client: Redis = raw): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const m of (await client.info('commandstats')).matchAll(/cmdstat_([a-z|_]+):calls=(\d+)/g)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > 5_000) throw new Error('condition not met in 5 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('function libraries', () => {
+  it('every script and batched form loads as a library, under its own hashed name', async () => {
+    const scripts = [...loadScripts().values()];
+    expect(scripts.length).toBeGreaterThan(20);
+    for (const s of scripts) expect(await raw.call('FUNCTION', 'LOAD', 'REPLACE', s.library)).toBe(s.fn);
+    expect(new Set(scripts.map((s) => s.fn)).size).toBe(scripts.length);
+  });
+
+  it("an include's per-run state starts afresh on every call, as under EVAL", async () => {
+    // now.lua caches Redis TIME per run: two calls 20 ms apart must read two instants.
+    const lib = functionLibrary('probe-now', { includes: [include('now')], body: "return tostring(now_us(''))" });
+    await raw.call('FUNCTION', 'LOAD', 'REPLACE', lib.code);
+    const first = Number(await raw.call('FCALL', lib.fn, '0'));
+    await new Promise((r) => setTimeout(r, 20));
+    const second = Number(await raw.call('FCALL', lib.fn, '0'));
+    expect(second - first).toBeGreaterThanOrEqual(15_000);
+    // admit-memo.lua's memos: a run that reads a lane, then a run after the lane changed, reads it again.
+    const memo = functionLibrary('probe-memo', { includes: [include('admit-memo')], body: "return lane_state(KEYS[1])[3] or 'none'" });
+    await raw.call('FUNCTION', 'LOAD', 'REPLACE', memo.code);
+    expect(await raw.call('FCALL', memo.fn, '1', 'probe:lane')).toBe('none');
+    await raw.hset('probe:lane', 'd', '7');
+    expect(await raw.call('FCALL', memo.fn, '1', 'probe:lane')).toBe('7');
+  });
+
+  it('decisions go by FCALL once the library is in; FUNCTION FLUSH loses no decision and the library comes back', async () => {
+    const sluice = createSluice({ redis: server.url, prefix: 'fl' });
+    try {
+      const limiter = sluice.limiter({ algorithm: 'token-bucket', capacity: 100, refillPerSecond: 1, name: 'fl' });
+      const fn = loadScripts().get('token-bucket')!.fn;
+      const loaded = async () => ((await raw.call('FUNCTION', 'LIST', 'LIBRARYNAME', fn)) as unknown[]).length === 1;
+      await raw.call('FUNCTION', 'FLUSH');
+      expect((await limiter.limit('k', { nowMs: 0 })).remaining).toBe(99);
+      await until(loaded);
+      const before = await commandCalls();
+      expect((await limiter.limit('k', { nowMs: 0 })).remaining).toBe(98);
+      const after = await commandCalls();
+      expect((after.fcall ?? 0) - (before.fcall ?? 0)).toBe(1);
+      expect(after.evalsha ?? 0).toBe(before.evalsha ?? 0);
+
+      await raw.call('FUNCTION', 'FLUSH');
+      await raw.script('FLUSH');
+      const d = await limiter.limit('k', { nowMs: 0 });
+      expect([d.failure, d.remaining]).toEqual([undefined, 97]);
+      // Sent again as EVAL (it did not run), and the library is loaded again for the next calls.
+      expect((await commandCalls()).eval ?? 0).toBeGreaterThan(before.eval ?? 0);
+      await until(loaded);
+      expect((await limiter.limit('k', { nowMs: 0 })).remaining).toBe(96);
+    } finally {
+      await sluice.close();
+    }
+  });
+
+  it('a user whose ACL refuses FUNCTION gets the same decisions by EVALSHA', async () => {
+    await raw.acl('SETUSER', 'nofn', 'on', '>pw', '~*', '&*', '+@all', '-function');
+    const admin = new Redis(server.port, '127.0.0.1');
+    const sluice = createSluice({ redis: `redis://nofn:pw@127.0.0.1:${server.port}`, prefix: 'acl' });
+    try {
+      await raw.call('FUNCTION', 'FLUSH');
+      await admin.config('RESETSTAT');
+      const limiter = sluice.limiter({ algorithm: 'fixed-window', limit: 3, windowMs: 60_000, name: 'acl' });
+      const got = [];
+      for (let i = 0; i < 5; i++) got.push((await limiter.limit('k', { nowMs: 0 })).allowed);
+      expect(got).toEqual([true, true, true, false, false]);
+      const calls = await commandCalls(admin);
+      expect(calls.fcall ?? 0).toBe(0);
+      expect(calls.evalsha).toBeGreaterThanOrEqual(4);
+      expect((await raw.call('FUNCTION', 'LIST')) as unknown[]).toEqual([]);
+    } finally {
+      await sluice.close();
+      admin.disconnect();
+    }
+  });
+});
