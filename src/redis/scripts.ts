@@ -279,6 +279,15 @@ function isNoScript(error: unknown): boolean {
 function isFunctionNotFound(error: unknown): boolean {
   return error instanceof Error && error.message === 'ERR Function not found';
 }
+/**
+ * Redis at its maxmemory refuses an FCALL of a write function before running it (OOM), where an EVAL
+ * without a shebang runs and only its first memory-taking write fails: a script that frees memory first
+ * (the sliding log's trim) goes on deciding at the ceiling (docs/operations.md#memory). So an FCALL
+ * refused with OOM, which did not run, is sent again by EVALSHA: the same behaviour as before functions.
+ */
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('OOM ');
+}
 
 /** After a refused FUNCTION LOAD (Redis before 7, an ACL without it), the libraries are not tried again for this long. */
 const LIBRARY_RETRY_MS = 30_000;
@@ -382,21 +391,32 @@ export class ScriptRegistry {
    * not on every call: ~8 % of an admission's Redis instructions at one in flight), EVALSHA before that (and the library
    * loaded meanwhile). A script Redis does not have (NOSCRIPT, a function not found) did not run: it is
    * sent once as EVAL, which needs nothing loaded, while `retry()` (the caller still waits); a function
-   * not found is loaded again.
+   * not found is loaded again. An FCALL refused at Redis's memory ceiling goes again by EVALSHA (isOutOfMemory).
    */
   private call(s: LoadedScript, send: (cmd: ScriptCommand, first: string) => Promise<unknown>, retry: () => boolean): Promise<unknown> {
-    const viaFunction = this.libraries.has(s.name);
-    if (!viaFunction) void this.loadLibrary(s);
-    return send(viaFunction ? 'fcall' : 'evalsha', viaFunction ? s.fn : s.sha).catch((error: unknown) => {
-      if (viaFunction && isFunctionNotFound(error)) {
-        this.libraries.delete(s.name);
-        this.libraryLoads.delete(s.name);
-        void this.loadLibrary(s);
-      } else if (!isNoScript(error)) throw error;
+    if (!this.libraries.has(s.name)) {
+      void this.loadLibrary(s);
+      return this.callBySha(s, send, retry);
+    }
+    return send('fcall', s.fn).catch((error: unknown) => {
+      if (isOutOfMemory(error) && retry()) return this.callBySha(s, send, retry);
+      if (!isFunctionNotFound(error)) throw error;
+      this.libraries.delete(s.name);
+      this.libraryLoads.delete(s.name);
+      void this.loadLibrary(s);
       if (!retry()) throw error;
       return send('eval', s.lua);
     });
   }
+
+  /** `call` by EVALSHA, then EVAL once on NOSCRIPT while `retry()`. */
+  private callBySha(s: LoadedScript, send: (cmd: ScriptCommand, first: string) => Promise<unknown>, retry: () => boolean): Promise<unknown> {
+    return send('evalsha', s.sha).catch((error: unknown) => {
+      if (!isNoScript(error) || !retry()) throw error;
+      return send('eval', s.lua);
+    });
+  }
+
 
   /**
    * EVALSHA `name` with its KEYS and ARGV given by name (src/redis/script-table.ts), EVAL once on

@@ -3,16 +3,19 @@
 // real Redis: every script's library loads; per-run state never leaks from one call to the next; calls
 // go by FCALL once a library is in; FUNCTION FLUSH (or a restart without persistence) loses nothing, the
 // call falls back to EVAL and the library is loaded again; a user whose ACL refuses FUNCTION keeps
-// EVALSHA and gets the same answers.
+// EVALSHA and gets the same answers; on a cluster every master gets the libraries, and masters that lose
+// them (FUNCTION FLUSH, a new master) answer by EVAL and get them back; at Redis's memory ceiling a
+// call behaves as under EVAL (an FCALL refused with OOM goes again by EVALSHA).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSluice } from '../../src/index.js';
 import { functionLibrary } from '../../src/redis/lua-functions.js';
 import { withoutIncludes } from '../../src/redis/lua-includes.js';
 import { loadScripts, luaDir } from '../../src/redis/scripts.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useBackend } from '../helpers/fixtures.js';
 
 let server: RedisServer;
 let raw: Redis;
@@ -95,6 +98,48 @@ describe('function libraries', () => {
     }
   });
 
+  it('at the memory ceiling a loaded function behaves as EVAL did: the sliding log still decides, a new window key fails by its mode', async () => {
+    // Redis refuses an FCALL of a write function at the ceiling before running it; EVAL ran the script
+    // and failed only its first memory-taking write (the sliding log trims first, so it goes on).
+    const ceiling = await startRedis();
+    const admin = new Redis(ceiling.port, '127.0.0.1');
+    const sluice = createSluice({ redis: ceiling.url, prefix: 'oom' });
+    try {
+      const log = sluice.limiter({ algorithm: 'sliding-log', limit: 1000, windowMs: 60_000, name: 'oom-log' });
+      const window = sluice.limiter({ algorithm: 'fixed-window', limit: 1000, windowMs: 60_000, name: 'oom-fw', failMode: 'closed' });
+      expect((await log.limit('warm')).allowed).toBe(true);
+      expect((await window.limit('warm')).allowed).toBe(true);
+      const fns = ['sliding-log', 'fixed-window'].map((name) => loadScripts().get(name)!.fn);
+      await until(async () => ((await admin.call('FUNCTION', 'LIST')) as unknown[]).length >= fns.length);
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await admin.config('SET', 'maxmemory', '8mb');
+      const value = 'x'.repeat(100_000);
+      for (let n = 0; ; n++) {
+        try {
+          await admin.set(`filler:${n}`, value);
+        } catch (e) {
+          expect((e as Error).message).toMatch(/^OOM command not allowed/);
+          break;
+        }
+      }
+      const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+      await admin.config('SET', 'maxmemory', String(used - 1024 * 1024));
+      await expect(admin.set('one-more', 'x')).rejects.toThrow(/^OOM command not allowed/);
+      await admin.config('RESETSTAT');
+      const logged = await log.limit('new-log');
+      expect([logged.failure, logged.allowed]).toEqual([undefined, true]);
+      expect(await window.limit('new-window')).toMatchObject({ allowed: false, failure: 'fail-closed' });
+      // Both FCALLs were refused before running; each went again by EVALSHA (the window's failed at its write).
+      const stats = await admin.info('commandstats');
+      expect(Number(/cmdstat_fcall:.*rejected_calls=(\d+)/.exec(stats)?.[1])).toBe(2);
+      expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1])).toBe(2);
+    } finally {
+      await sluice.close();
+      admin.disconnect();
+      await ceiling.dispose();
+    }
+  });
+
   it('a user whose ACL refuses FUNCTION gets the same decisions by EVALSHA', async () => {
     await raw.acl('SETUSER', 'nofn', 'on', '>pw', '~*', '&*', '+@all', '-function');
     const admin = new Redis(server.port, '127.0.0.1');
@@ -114,5 +159,32 @@ describe('function libraries', () => {
       await sluice.close();
       admin.disconnect();
     }
+  });
+});
+
+describe('function libraries on a cluster', () => {
+  const ctx = useBackend('cluster');
+
+  it('are loaded on every master; masters that lose them answer by EVAL and get them back', async () => {
+    const cluster = ctx.backend.raw as Cluster;
+    const masters = cluster.nodes('master');
+    expect(masters).toHaveLength(3);
+    const fn = loadScripts().get('fixed-window')!.fn;
+    const everywhere = async () => (await Promise.all(masters.map(async (m) => ((await m.call('FUNCTION', 'LIST', 'LIBRARYNAME', fn)) as unknown[]).length))).every((n) => n === 1);
+    const limiter = ctx.sluice.limiter({ algorithm: 'fixed-window', limit: 100, windowMs: 60_000, name: 'clfn' });
+    // Keys on every master (a cluster sends one-key decisions one by one).
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    for (const k of keys) expect((await limiter.limit(k, { nowMs: 0 })).remaining).toBe(99);
+    await until(everywhere);
+    await Promise.all(masters.map((m) => m.call('FUNCTION', 'FLUSH')));
+    await Promise.all(masters.map((m) => m.config('RESETSTAT')));
+    for (const k of keys) {
+      const d = await limiter.limit(k, { nowMs: 0 });
+      expect([d.failure, d.remaining]).toEqual([undefined, 98]);
+    }
+    const evals = (await Promise.all(masters.map((m) => m.info('commandstats')))).reduce((n, text) => n + Number(/cmdstat_eval:calls=(\d+)/.exec(text)?.[1] ?? 0), 0);
+    expect(evals).toBeGreaterThanOrEqual(1);
+    await until(everywhere);
+    for (const k of keys) expect((await limiter.limit(k, { nowMs: 0 })).remaining).toBe(97);
   });
 });
