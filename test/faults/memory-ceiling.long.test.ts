@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil, postJson, startSluice, stopAll, tempDir, waitForJob, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 import { reportFigure } from '../helpers/figures.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { fillToCeiling } from '../helpers/memory-ceiling.js';
 
 const RULES = `auth: none
 domains:
@@ -51,28 +52,6 @@ async function decide(url: string, key: 'open' | 'closed' | 'log', value: string
   return { status: res.status, first: body.statuses[0]! };
 }
 
-/**
- * Fills Redis to its 16 MB maxmemory with 100 KB values, then lowers maxmemory to 1 MB under what is
- * used: filled right up to the limit, the server sits on the boundary (freed client buffers take it
- * back under, and a small write gets through), while a real ceiling refuses every write.
- */
-async function fill(raw: Redis): Promise<number> {
-  const value = 'x'.repeat(100_000);
-  let n = 0;
-  for (;;) {
-    try {
-      await raw.set(`filler:${n++}`, value);
-    } catch (e) {
-      expect((e as Error).message).toMatch(/^OOM command not allowed/);
-      break;
-    }
-  }
-  const used = Number(/used_memory:(\d+)/.exec(await raw.info('memory'))![1]);
-  await raw.config('SET', 'maxmemory', String(used - 1024 * 1024));
-  await expect(raw.set('one-more', 'x')).rejects.toThrow(/^OOM command not allowed/);
-  return n;
-}
-
 describe('memory ceiling (maxmemory 16mb, noeviction)', () => {
   let redis: RedisServer;
   let raw: Redis;
@@ -91,7 +70,7 @@ describe('memory ceiling (maxmemory 16mb, noeviction)', () => {
 
   it('at the ceiling: submits 503 with the OOM reason, decisions by fail mode, no crash; resumes when memory frees', async () => {
     expect((await postJson(`${serve.url}/v1/queues/jobs/jobs`, { key: 'before', payload: {} })).status).toBe(202);
-    const keys = await fill(raw);
+    const keys = await fillToCeiling(raw);
 
     const submits = [];
     for (let i = 0; i < 20; i++) submits.push(await postJson(`${serve.url}/v1/queues/jobs/jobs`, { key: `k${i}`, payload: { i } }));

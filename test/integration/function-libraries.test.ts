@@ -16,6 +16,7 @@ import { withoutIncludes } from '../../src/redis/lua-includes.js';
 import { loadScripts, luaDir } from '../../src/redis/scripts.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { useBackend } from '../helpers/fixtures.js';
+import { fillToCeiling } from '../helpers/memory-ceiling.js';
 
 let server: RedisServer;
 let raw: Redis;
@@ -113,18 +114,7 @@ describe('function libraries', () => {
       await until(async () => ((await admin.call('FUNCTION', 'LIST')) as unknown[]).length >= fns.length);
       await admin.config('SET', 'maxmemory-policy', 'noeviction');
       await admin.config('SET', 'maxmemory', '8mb');
-      const value = 'x'.repeat(100_000);
-      for (let n = 0; ; n++) {
-        try {
-          await admin.set(`filler:${n}`, value);
-        } catch (e) {
-          expect((e as Error).message).toMatch(/^OOM command not allowed/);
-          break;
-        }
-      }
-      const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
-      await admin.config('SET', 'maxmemory', String(used - 1024 * 1024));
-      await expect(admin.set('one-more', 'x')).rejects.toThrow(/^OOM command not allowed/);
+      await fillToCeiling(admin);
       await admin.config('RESETSTAT');
       const logged = await log.limit('new-log');
       expect([logged.failure, logged.allowed]).toEqual([undefined, true]);
