@@ -10,6 +10,7 @@
 // at the cap (no fairness) for comparison. A private redis-server, started and stopped here.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
+//     [--warm-jobs N: N jobs through the workers first, not counted: workers that have been running a while]
 // Prints one JSON document on stdout; progress goes to stderr.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -37,6 +38,9 @@ const { values: flags } = parseArgs({
     // Writes every job's key, submit and start instants (ms) as JSON, for a closer look at a run.
     dump: { type: 'string' },
     cold: { type: 'boolean', default: false },
+    // Jobs run through the workers before the measured submits (their starts not counted): workers that
+    // have been running a while (a burst onto a running service), not processes started just before it.
+    'warm-jobs': { type: 'string', default: '0' },
   },
 });
 const n = (k: keyof typeof flags) => Number(flags[k]);
@@ -117,6 +121,15 @@ async function runSluice(url: string) {
     await sluice.ready();
     await throttle.ready();
   }
+  const warm = n('warm-jobs');
+  if (warm > 0) {
+    const warmStarts = () => procs.reduce((a, p) => a + p.starts.length, 0);
+    for (let i = 0; i < warm; i++) await throttle.submit(`warm-${i % 8}`, { k: 'warm' });
+    while (warmStarts() < warm) await new Promise((r) => setTimeout(r, 20));
+    // The global meter idle again (its next slot in the past) before the measured burst.
+    await new Promise((r) => setTimeout(r, 500));
+    for (const p of procs) p.starts.length = 0;
+  }
   const raw = new Redis(url);
   const redisPid = Number(/process_id:(\d+)/.exec(await raw.info('server'))?.[1] ?? 0);
   // Commands per job from here to the last start (INFO commandstats, reset now): load-independent, unlike rates.
@@ -190,6 +203,7 @@ try {
     capacity: config.capacity,
     workerProcesses: n('procs'),
     concurrency: n('concurrency'),
+    warmJobs: n('warm-jobs'),
   };
   const sluice = await runSluice(redis.url);
   const raw = new Redis(redis.port, '127.0.0.1');
