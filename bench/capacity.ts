@@ -103,7 +103,7 @@ async function measure(ops: number, idle: number, run: () => Promise<void>): Pro
   const seconds = (b.at - a.at) / 1000;
   const main = (b.cpuMain - a.cpuMain) * 1e6;
   const net = main - idle * seconds;
-  const script = ['evalsha', 'eval', 'evalsha_ro', 'eval_ro'].reduce((s, c) => ({ calls: s.calls + (stats[c]?.calls ?? 0), usec: s.usec + (stats[c]?.usec ?? 0) }), { calls: 0, usec: 0 });
+  const script = ['fcall', 'fcall_ro', 'evalsha', 'eval', 'evalsha_ro', 'eval_ro'].reduce((s, c) => ({ calls: s.calls + (stats[c]?.calls ?? 0), usec: s.usec + (stats[c]?.usec ?? 0) }), { calls: 0, usec: 0 });
   const commands = Object.fromEntries(
     Object.entries(stats)
       .sort((x, y) => y[1].usec - x[1].usec)
@@ -288,7 +288,7 @@ try {
         summaryUsPerOp: summary,
         notes: [
           'cpuUsPerOp: Redis main-thread CPU (INFO cpu used_cpu_user_main_thread + used_cpu_sys_main_thread) per operation, minus the idle rate measured just before × the phase duration',
-          'commands: INFO commandstats after CONFIG RESETSTAT; usec excludes reading, parsing and replying (the rest of cpuUsPerOp); commands run inside scripts are counted too and their time is inside evalsha',
+          'commands: INFO commandstats after CONFIG RESETSTAT; usec excludes reading, parsing and replying (the rest of cpuUsPerOp); commands run inside scripts are counted too and their time is inside the script call (fcall, or evalsha)',
           'decisions: policies from bench/lib/policies.ts (every call allowed), identities u<0..keys-1> at random; concurrency = acquire + release',
           'batched = 64 in flight (the Limiter batches up to 32 decisions per script call on a single node); unbatched = 64 in flight, one EVALSHA per decision (batched forms removed from the registry, as on a cluster); oneInFlight = one call at a time (every call its own read and write: the costliest case)',
           'admissions: throttle.submit = one admission script that writes the BullMQ delayed job (payload {i}); starts: in-process worker, handler returns at once',

@@ -88,9 +88,15 @@ async function cpuMainSeconds(): Promise<number> {
   return g('used_cpu_user_main_thread') + g('used_cpu_sys_main_thread');
 }
 
+/** Script calls (FCALL once the library is loaded, EVALSHA before it) and their µs. */
 async function evalsha(): Promise<{ calls: number; usec: number }> {
-  const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await raw.info('commandstats'));
-  return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
+  let calls = 0;
+  let usec = 0;
+  for (const m of (await raw.info('commandstats')).matchAll(/cmdstat_(?:fcall|evalsha):calls=(\d+),usec=(\d+)/g)) {
+    calls += Number(m[1]);
+    usec += Number(m[2]);
+  }
+  return { calls, usec };
 }
 
 interface Row {

@@ -20,7 +20,7 @@ async function scriptUsPerCall(raw: Redis): Promise<{ calls: number; usPerCall: 
   let calls = 0;
   let usec = 0;
   for (const line of info.split('\n')) {
-    const m = /^cmdstat_(evalsha|eval|evalsha_ro|eval_ro):calls=(\d+),usec=(\d+)/.exec(line.trim());
+    const m = /^cmdstat_(fcall|fcall_ro|evalsha|eval|evalsha_ro|eval_ro):calls=(\d+),usec=(\d+)/.exec(line.trim());
     if (m) {
       calls += Number(m[2]);
       usec += Number(m[3]);

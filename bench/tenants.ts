@@ -39,7 +39,7 @@ async function commandUsec(raw: Redis): Promise<{ calls: number; usec: number }>
   const info = await raw.info('commandstats');
   let calls = 0;
   let usec = 0;
-  for (const m of info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/g)) {
+  for (const m of info.matchAll(/cmdstat_(fcall|evalsha|eval):calls=(\d+),usec=(\d+)/g)) {
     calls += Number(m[2]);
     usec += Number(m[3]);
   }

@@ -5,6 +5,7 @@
 //   defs      the script up to its body: + the functions and tables of its includes, made on every call
 //   now       + the body's first line (now_us: Redis TIME)
 //   full      the whole admission
+//   function  the whole admission as a function (FCALL of its library: what sluice runs on Redis 7)
 // Run under callgrind by bench/throttle-admit-instructions.sh (SCRIPT=bench/throttle-admit-breakdown.ts
 // VARIANT=...), the difference of two --n gives Redis instructions per admission for each variant; without
 // it, it prints commandstats' µs (wall time inside Redis: moves with the machine's load).
@@ -37,7 +38,8 @@ try {
   const monitor = await raw.monitor();
   const seen: string[][] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args[0]?.toLowerCase() === 'evalsha') seen.push(args);
+    // FCALL once the admission's function library is loaded, EVALSHA before it.
+    if (['fcall', 'evalsha'].includes(args[0]?.toLowerCase() ?? '')) seen.push(args);
   });
   const probe = await throttle.submit('k1', { x: 'probe' });
   await raw.ping();
@@ -45,10 +47,10 @@ try {
   monitor.disconnect();
   if (!probe.admitted) throw new Error('the probe was refused');
   const call = seen[0];
-  if (!call) throw new Error('no EVALSHA seen on MONITOR');
-  const [, sha, keyCount, ...args] = call as [string, string, string, ...string[]];
-  const script = [...loadScripts().values()].find((s) => s.sha === sha);
-  if (script?.name !== 'throttle-admit') throw new Error(`the submit called ${script?.name ?? sha}, not throttle-admit`);
+  if (!call) throw new Error('no FCALL or EVALSHA seen on MONITOR');
+  const [, called, keyCount, ...args] = call as [string, string, string, ...string[]];
+  const script = [...loadScripts().values()].find((s) => s.sha === called || s.fn === called);
+  if (script?.name !== 'throttle-admit') throw new Error(`the submit called ${script?.name ?? called}, not throttle-admit`);
   const body = 'local now = now_us(ARGV[1])\nlocal job_id = ARGV[2]\n';
   if (!script.lua.includes(body)) throw new Error("lua/throttle-admit.lua's body no longer starts as this bench expects");
   const variants: Record<string, string> = {
@@ -57,16 +59,20 @@ try {
     now: script.lua.replace(body, `${body}do return {} end\n`),
     full: script.lua,
   };
-  const lua = variants[flags.variant];
-  if (!lua) throw new Error(`--variant: one of ${Object.keys(variants).join(', ')}`);
+  // `function`: the whole admission as sluice runs it on Redis 7, FCALL of its library (includes made at load).
+  const lua = flags.variant === 'function' ? script.lua : variants[flags.variant];
+  if (!lua) throw new Error(`--variant: one of ${[...Object.keys(variants), 'function'].join(', ')}`);
   const variantSha = (await raw.script('LOAD', lua)) as string;
+  if (flags.variant === 'function') await raw.call('FUNCTION', 'LOAD', 'REPLACE', script.library);
   const n = Number(flags.n);
   await raw.config('RESETSTAT');
   for (let i = 0; i < n; i++) {
     const id = `${probe.jobId}r${i}`;
-    await raw.evalsha(variantSha, Number(keyCount), ...args.map((a) => a.split(probe.jobId).join(id)));
+    const callArgs = args.map((a) => a.split(probe.jobId).join(id));
+    if (flags.variant === 'function') await raw.call('FCALL', script.fn, keyCount, ...callArgs);
+    else await raw.evalsha(variantSha, Number(keyCount), ...callArgs);
   }
-  const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await raw.info('commandstats'))!;
+  const stats = /cmdstat_(?:fcall|evalsha):calls=(\d+),usec=(\d+)/.exec(await raw.info('commandstats'))!;
   raw.disconnect();
   console.log(JSON.stringify({ bench: 'throttle-admit-breakdown', variant: flags.variant, n, keys: Number(keyCount), args: args.length - Number(keyCount), scriptUsPerCall: Math.round((Number(stats[2]) / Number(stats[1])) * 100) / 100 }));
 } finally {
