@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, type Redis } from 'ioredis';
+import { Cluster, ReplyError, type Redis } from 'ioredis';
 import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-send.js';
@@ -289,6 +289,11 @@ function isOutOfMemory(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('OOM ');
 }
 
+/** An error that is not Redis's answer (the connection failed, the command was never written). */
+function isConnectionError(error: unknown): boolean {
+  return !(error instanceof ReplyError) && !(error instanceof SluiceError);
+}
+
 /** After a refused FUNCTION LOAD (Redis before 7, an ACL without it), the libraries are not tried again for this long. */
 const LIBRARY_RETRY_MS = 30_000;
 
@@ -358,7 +363,8 @@ export class ScriptRegistry {
   /**
    * Loads `s`'s function library on every master (FUNCTION LOAD REPLACE: its name is its text's hash,
    * so a replaced library is the same code), once; resolves true when loaded. A refusal (Redis before
-   * 7, an ACL) leaves the registry on EVALSHA, trying again after LIBRARY_RETRY_MS. Never rejects.
+   * 7, an ACL) leaves the registry on EVALSHA, trying again after LIBRARY_RETRY_MS; a load that met no
+   * Redis (not connected) is tried again by the next call. Never rejects.
    */
   private loadLibrary(s: LoadedScript): Promise<boolean> {
     let loading = this.libraryLoads.get(s.name);
@@ -376,8 +382,10 @@ export class ScriptRegistry {
           this.libraries.add(s.name);
           return true;
         },
-        () => {
-          this.libraryRefusedAt = Date.now();
+        (error: unknown) => {
+          // Redis said no (an unknown command before 7, an ACL, a wrong reply): wait before asking again.
+          // A connection that failed meanwhile is no answer: the next call asks again.
+          if (!isConnectionError(error)) this.libraryRefusedAt = Date.now();
           this.libraryLoads.delete(s.name);
           return false;
         },

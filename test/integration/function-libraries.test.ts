@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSluice } from '../../src/index.js';
 import { functionLibrary } from '../../src/redis/lua-functions.js';
 import { withoutIncludes } from '../../src/redis/lua-includes.js';
-import { loadScripts, luaDir } from '../../src/redis/scripts.js';
+import { ScriptRegistry, loadScripts, luaDir } from '../../src/redis/scripts.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { useBackend } from '../helpers/fixtures.js';
 import { fillToCeiling } from '../helpers/memory-ceiling.js';
@@ -127,6 +127,22 @@ describe('function libraries', () => {
       await sluice.close();
       admin.disconnect();
       await ceiling.dispose();
+    }
+  });
+
+  it('a load that met no connection does not keep the library out: the next one loads it', async () => {
+    await raw.call('FUNCTION', 'FLUSH');
+    const client = new Redis(server.port, '127.0.0.1', { lazyConnect: true, enableOfflineQueue: false });
+    try {
+      const registry = new ScriptRegistry(client, ['token-bucket']);
+      // Not connected: the load fails without an answer from Redis (and sets the connection going).
+      await expect(registry.load(['token-bucket'])).rejects.toThrow();
+      if (client.status !== 'ready') await new Promise((r) => client.once('ready', r));
+      await registry.load(['token-bucket']);
+      const fn = loadScripts().get('token-bucket')!.fn;
+      expect(((await raw.call('FUNCTION', 'LIST', 'LIBRARYNAME', fn)) as unknown[]).length).toBe(1);
+    } finally {
+      client.disconnect();
     }
   });
 
