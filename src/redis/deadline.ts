@@ -61,6 +61,8 @@ class DeadlineList {
   private head: Deadline | undefined;
   private tail: Deadline | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** `fire` is expiring entries: one it runs may start a call, whose add must not arm a timer past the head's deadline. */
+  private firing = false;
 
   constructor(private readonly ms: number) {}
 
@@ -74,7 +76,11 @@ class DeadlineList {
     } else {
       this.head = this.tail = entry;
     }
-    if (!this.timer) this.arm(this.ms);
+    // An armed timer is due no later than this entry (every entry of the list has the same length): it
+    // stays; it only has to keep the process alive again if it was let go when the list ran empty.
+    if (!this.timer) {
+      if (!this.firing) this.arm(this.ms);
+    } else if (!this.head!.next) this.timer.ref();
   }
 
   unlink(entry: Deadline): void {
@@ -84,11 +90,10 @@ class DeadlineList {
     if (next) next.prev = prev;
     else this.tail = prev;
     entry.prev = entry.next = entry.list = undefined;
-    // Nothing left to watch: do not keep the process alive for a timer that has no work.
-    if (!this.head && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    // Nothing left to watch: the timer no longer keeps the process alive, but stays armed. Clearing it
+    // and arming a new one for the next call was, at one call in flight, a timer insert and removal per
+    // call; now a quiet list's timer fires once, finds nothing, and is not armed again.
+    if (!this.head && this.timer) this.timer.unref();
   }
 
   private arm(delayMs: number): void {
@@ -99,11 +104,17 @@ class DeadlineList {
     this.timer = undefined;
     const due = performance.now() + DUE_SLACK_MS;
     // Expire every due entry; each runs after it is unlinked, so it may start new calls.
-    for (let e = this.head; e && e.at <= due; e = this.head) {
-      this.unlink(e);
-      e.runExpire();
+    this.firing = true;
+    try {
+      for (let e = this.head; e && e.at <= due; e = this.head) {
+        this.unlink(e);
+        e.runExpire();
+      }
+    } finally {
+      this.firing = false;
     }
-    if (this.head && !this.timer) this.arm(this.head.at - performance.now());
+    // The timer may have been armed for an entry that settled: the head's deadline is later, look again then.
+    if (this.head) this.arm(this.head.at - performance.now());
   };
 }
 
