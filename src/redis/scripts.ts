@@ -296,6 +296,8 @@ function isConnectionError(error: unknown): boolean {
 
 /** After a refused FUNCTION LOAD (Redis before 7, an ACL without it), the libraries are not tried again for this long. */
 const LIBRARY_RETRY_MS = 30_000;
+/** What `loadLibrary` answers when it does not try. */
+const NOT_LOADED: Promise<boolean> = Promise.resolve(false);
 
 /** Runs the lua/ scripts on one client. Typed wrappers are its only callers. */
 export class ScriptRegistry {
@@ -369,9 +371,12 @@ export class ScriptRegistry {
   private loadLibrary(s: LoadedScript): Promise<boolean> {
     let loading = this.libraryLoads.get(s.name);
     if (loading) return loading;
+    // Every call of a script not loaded asks: while Redis refuses, it gets its answer without a node
+    // list or a promise made for it.
+    if (Date.now() - this.libraryRefusedAt < LIBRARY_RETRY_MS) return NOT_LOADED;
     const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
     // A cluster not connected yet lists no masters: nothing to load on, asked again by the next call.
-    if (nodes.length === 0 || Date.now() - this.libraryRefusedAt < LIBRARY_RETRY_MS) return Promise.resolve(false);
+    if (nodes.length === 0) return NOT_LOADED;
     loading = Promise.all(nodes.map((node) => node.call('FUNCTION', 'LOAD', 'REPLACE', s.library)))
       .then((replies) => {
         // FUNCTION LOAD answers the library's name: anything else did not load it (something in Redis's place).
