@@ -5,6 +5,7 @@ import { modelFor, parsePolicy, type PolicyInput, type Sluice } from '../../src/
 import { useBackend } from '../helpers/fixtures.js';
 import { scriptCallsIn } from '../helpers/script-calls.js';
 import { loadScripts } from '../../src/redis/scripts.js';
+import { until } from '../helpers/throttle-procs.js';
 
 const ctx = useBackend('single');
 
@@ -62,10 +63,7 @@ describe('batched decisions', () => {
     await Promise.all([1, 2].map(() => limiter.limit('flush', { nowMs: 0 })));
     // The batched form's library is in (loaded after its first call): the flush below takes it away.
     const batchFn = loadScripts().get('batch:token-bucket')!.fn;
-    for (let i = 0; ((await ctx.backend.raw.call('FUNCTION', 'LIST', 'LIBRARYNAME', batchFn)) as unknown[]).length === 0; i++) {
-      if (i > 200) throw new Error('the batched library was never loaded');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(async () => ((await ctx.backend.raw.call('FUNCTION', 'LIST', 'LIBRARYNAME', batchFn)) as unknown[]).length > 0, 2_000, 'the batched library loaded');
     await ctx.backend.raw.script('FLUSH');
     await ctx.backend.raw.call('FUNCTION', 'FLUSH');
     const got = await Promise.all([1, 2, 3].map(() => limiter.limit('flush', { nowMs: 0 })));

@@ -17,6 +17,7 @@ import { ScriptRegistry, loadScripts, luaDir } from '../../src/redis/scripts.js'
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { useBackend } from '../helpers/fixtures.js';
 import { fillToCeiling } from '../helpers/memory-ceiling.js';
+import { until } from '../helpers/throttle-procs.js';
 
 let server: RedisServer;
 let raw: Redis;
@@ -39,13 +40,6 @@ async function commandCalls(client: Redis = raw): Promise<Record<string, number>
   return out;
 }
 
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > 5_000) throw new Error('condition not met in 5 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('function libraries', () => {
   it('every script and batched form loads as a library, under its own hashed name', async () => {
@@ -79,7 +73,7 @@ describe('function libraries', () => {
       const loaded = async () => ((await raw.call('FUNCTION', 'LIST', 'LIBRARYNAME', fn)) as unknown[]).length === 1;
       await raw.call('FUNCTION', 'FLUSH');
       expect((await limiter.limit('k', { nowMs: 0 })).remaining).toBe(99);
-      await until(loaded);
+      await until(loaded, 5_000, 'the library loaded');
       const before = await commandCalls();
       expect((await limiter.limit('k', { nowMs: 0 })).remaining).toBe(98);
       const after = await commandCalls();
@@ -92,7 +86,7 @@ describe('function libraries', () => {
       expect([d.failure, d.remaining]).toEqual([undefined, 97]);
       // Sent again as EVAL (it did not run), and the library is loaded again for the next calls.
       expect((await commandCalls()).eval ?? 0).toBeGreaterThan(before.eval ?? 0);
-      await until(loaded);
+      await until(loaded, 5_000, 'the library loaded');
       expect((await limiter.limit('k', { nowMs: 0 })).remaining).toBe(96);
     } finally {
       await sluice.close();
@@ -111,7 +105,7 @@ describe('function libraries', () => {
       expect((await log.limit('warm')).allowed).toBe(true);
       expect((await window.limit('warm')).allowed).toBe(true);
       const fns = ['sliding-log', 'fixed-window'].map((name) => loadScripts().get(name)!.fn);
-      await until(async () => ((await admin.call('FUNCTION', 'LIST')) as unknown[]).length >= fns.length);
+      await until(async () => ((await admin.call('FUNCTION', 'LIST')) as unknown[]).length >= fns.length, 5_000, 'both libraries loaded');
       await admin.config('SET', 'maxmemory-policy', 'noeviction');
       await admin.config('SET', 'maxmemory', '8mb');
       await fillToCeiling(admin);
@@ -181,7 +175,7 @@ describe('function libraries on a cluster', () => {
     // Keys on every master (a cluster sends one-key decisions one by one).
     const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
     for (const k of keys) expect((await limiter.limit(k, { nowMs: 0 })).remaining).toBe(99);
-    await until(everywhere);
+    await until(everywhere, 5_000, 'the library on every master');
     await Promise.all(masters.map((m) => m.call('FUNCTION', 'FLUSH')));
     await Promise.all(masters.map((m) => m.config('RESETSTAT')));
     for (const k of keys) {
@@ -190,7 +184,7 @@ describe('function libraries on a cluster', () => {
     }
     const evals = (await Promise.all(masters.map((m) => m.info('commandstats')))).reduce((n, text) => n + Number(/cmdstat_eval:calls=(\d+)/.exec(text)?.[1] ?? 0), 0);
     expect(evals).toBeGreaterThanOrEqual(1);
-    await until(everywhere);
+    await until(everywhere, 5_000, 'the library back on every master');
     for (const k of keys) expect((await limiter.limit(k, { nowMs: 0 })).remaining).toBe(97);
   });
 });
