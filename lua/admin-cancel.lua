@@ -42,12 +42,12 @@ if redis.call('ZSCORE', KEYS[12], job_id) then return {0, 'failed'} end
 local prev
 if redis.call('ZREM', KEYS[7], job_id) == 1 then prev = 'delayed'
 elseif redis.call('ZREM', KEYS[10], job_id) == 1 then prev = 'prioritized'
-elseif redis.call('LREM', KEYS[8], 1, job_id) == 1 then prev = 'wait'
-elseif redis.call('LREM', KEYS[9], 1, job_id) == 1 then prev = 'paused'
+elseif redis.call('LREM', KEYS[8], '1', job_id) == 1 then prev = 'wait'
+elseif redis.call('LREM', KEYS[9], '1', job_id) == 1 then prev = 'paused'
 else return {0, 'active'} end -- in the active list (its lock lapsed: a stalled run) or about to be
 
 redis.call('DEL', KEYS[5], KEYS[5] .. ':logs')
-redis.call('XADD', KEYS[13], 'MAXLEN', '~', 10000, '*', 'event', 'removed', 'jobId', job_id, 'prev', prev)
+redis.call('XADD', KEYS[13], 'MAXLEN', '~', '10000', '*', 'event', 'removed', 'jobId', job_id, 'prev', prev)
 
 local cost = tonumber(data.c) or 1
 local member = job_id .. '|' .. cost

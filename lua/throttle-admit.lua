@@ -109,7 +109,7 @@ if held + cost > capacity then
   -- handed out (their starts are known), then the queued ones at their predicted starts.
   local need = held + cost - capacity
   local freed, at = 0, base
-  local out = redis.call('ZRANGE', KEYS[9], 0, -1, 'WITHSCORES')
+  local out = redis.call('ZRANGE', KEYS[9], '0', '-1', 'WITHSCORES')
   for i = 1, #out, 2 do
     freed = freed + member_cost(out[i])
     at = tonumber(out[i + 1])
@@ -117,7 +117,7 @@ if held + cost > capacity then
   end
   if freed < need then
     local ahead = 0
-    for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, need - freed - 1)) do
+    for _, m in ipairs(redis.call('ZRANGE', KEYS[2], '0', need - freed - 1)) do
       at = base + span(ahead, interval, margin)
       ahead = ahead + member_cost(m)
       if freed + ahead >= need then break end

@@ -12,7 +12,7 @@ local share = redis.call('HMGET', KEYS[2], 'xi', 'xe')
 local xi = tonumber(share[1] or 0)
 local xe = tonumber(share[2] or 0)
 if busy == 0 then return {0, 0, xi, xe} end
-local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local ids = redis.call('ZRANGE', KEYS[1], '0', tonumber(ARGV[2]) - 1)
 local default = tonumber(ARGV[3])
 local sum = 0
 for _, id in ipairs(ids) do

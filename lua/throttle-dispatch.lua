@@ -69,12 +69,12 @@ local queue_concurrency = tonumber(meta[2])
 local function promote(job_id)
   if redis.call('ZREM', KEYS[7], job_id) == 0 then return end
   -- A "0:" delay marker at the head of the wait list is BullMQ 4's; v5 and later still take it out.
-  local head = redis.call('LINDEX', KEYS[8], 0)
+  local head = redis.call('LINDEX', KEYS[8], '0')
   if head and string.sub(head, 1, 2) == '0:' then redis.call('LPOP', KEYS[8]) end
   redis.call('LPUSH', KEYS[8], job_id)
-  if not queue_concurrency or redis.call('LLEN', ARGV[8] .. 'active') < queue_concurrency then redis.call('ZADD', KEYS[9], 0, '0') end
+  if not queue_concurrency or redis.call('LLEN', ARGV[8] .. 'active') < queue_concurrency then redis.call('ZADD', KEYS[9], '0', '0') end
   redis.call('XADD', KEYS[10], '*', 'event', 'waiting', 'jobId', job_id, 'prev', 'delayed')
-  redis.call('HSET', ARGV[8] .. job_id, 'delay', 0)
+  redis.call('HSET', ARGV[8] .. job_id, 'delay', '0')
 end
 local horizon = now + tonumber(ARGV[2])
 local floor = now + tonumber(ARGV[3])
@@ -112,14 +112,14 @@ while n < max_jobs do
   if t > horizon then next_due = t; break end
   -- Lanes whose own rate allows a start by t (without a cap: within the horizon) become ready.
   local by = capped and t or horizon
-  local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', by, 'LIMIT', 0, 128)
+  local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', by, 'LIMIT', '0', '128')
   for _, id in ipairs(moving) do
     redis.call('ZREM', KEYS[1], id)
     redis.call('ZADD', KEYS[2], tonumber(redis.call('HGET', lane_prefix .. id, 'v') or 0), id)
   end
-  local top = redis.call('ZRANGE', KEYS[2], 0, 0)
+  local top = redis.call('ZRANGE', KEYS[2], '0', '0')
   if #top == 0 then
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', KEYS[1], '0', '0', 'WITHSCORES')
     if #first == 0 then break end
     local at = tonumber(first[2])
     if not capped or at > horizon then next_due = math.max(at, floor); break end
@@ -129,12 +129,12 @@ while n < max_jobs do
     local id = top[1]
     local lane_key = lane_prefix .. id
     local queue_key = lane_key .. ':q'
-    local head = redis.call('ZRANGE', queue_key, 0, 0, 'WITHSCORES')
+    local head = redis.call('ZRANGE', queue_key, '0', '0', 'WITHSCORES')
     if #head == 0 then
       -- Counted busy with nothing queued (repaired meanwhile): idle it.
       deactivate_lane(id, KEYS[1], KEYS[2])
       redis.call('ZREM', KEYS[4], id)
-      redis.call('HSET', lane_key, 'd', 0)
+      redis.call('HSET', lane_key, 'd', '0')
     else
       local member = head[1]
       local job_id = string.match(member, '^(.*)|%d+$')
@@ -183,7 +183,7 @@ while n < max_jobs do
         if key < 0 then
           -- Sent back before: it keeps its place should it come back again (lua/throttle-start.lua).
           redis.call('HSET', lane_key .. ':k', member, key)
-          redis.call('PEXPIRE', lane_key .. ':k', 86400000)
+          redis.call('PEXPIRE', lane_key .. ':k', '86400000')
         end
         tat = math.max(tat, start) + span(cost, interval, margin)
         virtual = math.max(virtual, tag)

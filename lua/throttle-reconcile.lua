@@ -50,7 +50,7 @@ elseif diff < 0 then
   local floor = now
   -- The last job handed out whose start is still ahead (the outgoing set also keeps started ones, this
   -- job among them, until an admission drops them).
-  local out = redis.call('ZREVRANGEBYSCORE', KEYS[2], '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, 1)
+  local out = redis.call('ZREVRANGEBYSCORE', KEYS[2], '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', '0', '1')
   if out[2] then floor = math.max(floor, tonumber(out[2]) + span(member_cost(out[1]), lane_interval, margin)) end
   if c > floor then lane_after = math.max(floor, c + units(diff, lane_interval)) end
 end

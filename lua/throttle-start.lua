@@ -79,7 +79,7 @@ local function requeue(slot)
   elseif slot then
     order = slot - BACK_OFFSET
   else
-    local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    local head = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
     order = head[2] and tonumber(head[2]) - 1 or now - BACK_OFFSET
   end
   redis.call('ZADD', KEYS[2], order, member)

@@ -33,7 +33,7 @@ local tail_memo = {}
 local function lane_tail(key)
   local t = tail_memo[key]
   if not t then
-    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    local last = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
     -- No last member: the set is empty (a new or idle lane, every admission of 100,000 keys), no ZCARD to ask.
     local count = 0
     if last[2] then count = redis.call('ZCARD', key) end
@@ -59,15 +59,18 @@ end
 -- The throttle's own numbers (capacity, lane interval, burst, global interval, max wait, margin): the
 -- same texts in every admission of a throttle, and Lua's tonumber() of a text is a strtod() each time.
 -- They are parsed again only when a text differs from the previous admission's (equal Lua strings are
--- one object: six pointer compares); one table per change, none per admission.
-local limits_memo = {}
+-- one object: six pointer compares); one table per change, none per admission. A pure cache of texts to
+-- numbers, so it outlives the run where it can: in a function library (src/redis/lua-functions.ts) an
+-- upper-case local is made once per load, and a throttle's admissions one by one (one in flight) parse
+-- nothing after the first; under EVAL it is made again on every call, as before.
+local LIMITS_MEMO = { last = {} }
 
 local function throttle_numbers(capacity, lane_interval, burst, global_interval, max_wait, margin)
-  local m = limits_memo
+  local m = LIMITS_MEMO.last
   if m[1] ~= capacity or m[2] ~= lane_interval or m[3] ~= burst or m[4] ~= global_interval or m[5] ~= max_wait or m[6] ~= margin then
     m = { capacity, lane_interval, burst, global_interval, max_wait, margin,
       tonumber(capacity), tonumber(lane_interval), tonumber(burst), tonumber(global_interval), tonumber(max_wait), tonumber(margin) }
-    limits_memo = m
+    LIMITS_MEMO.last = m
   end
   return m
 end

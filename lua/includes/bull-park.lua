@@ -16,7 +16,7 @@ local function bull_delayed_score(delayed_key, due_ms)
   if parked.key == delayed_key and parked.due_ms == due_ms then
     top = parked.score
   else
-    local last = redis.call('ZREVRANGEBYSCORE', delayed_key, whole(max_score), whole(min_score), 'WITHSCORES', 'LIMIT', 0, 1)
+    local last = redis.call('ZREVRANGEBYSCORE', delayed_key, whole(max_score), whole(min_score), 'WITHSCORES', 'LIMIT', '0', '1')
     top = tonumber(last[2])
   end
   if top == nil then return min_score end
@@ -51,7 +51,7 @@ local function park_job(job_key, delayed_key, marker_key, job_id, name, data, op
   -- The marker at the first delayed score, as BullMQ sets it after every add; once this run knows that
   -- score, only a job that comes before it moves the marker (setting it again to the same would change nothing).
   if parked.first == nil then
-    local first = redis.call('ZRANGE', delayed_key, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', delayed_key, '0', '0', 'WITHSCORES')
     parked.first = tonumber(first[2])
     redis.call('ZADD', marker_key, whole(parked.first / 0x1000), '1')
   elseif score < parked.first then

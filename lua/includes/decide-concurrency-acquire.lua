@@ -22,7 +22,7 @@ local function decide_concurrency(key, argv, o, record)
     held = held + cost
   end
 
-  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local latest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   local reset_at = now
   if latest[2] and tonumber(latest[2]) > now then reset_at = tonumber(latest[2]) end
   if allowed then return {1, math.max(0, limit - held), 0, reset_at} end

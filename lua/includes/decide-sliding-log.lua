@@ -34,7 +34,7 @@ local function decide_sliding_log(key, argv, o, record)
   if record and (allowed or record_refused) then
     reset_at = now + window
   else
-    local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
     if newest[2] and tonumber(newest[2]) > now - window then reset_at = tonumber(newest[2]) + window end
   end
 
