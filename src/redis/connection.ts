@@ -24,7 +24,8 @@ export type RedisTarget = RedisClient | string | { url: string } | { cluster: Cl
  * - retryStrategy: reconnect quickly and forever, so decisions resume with no manual step;
  * - no ioredis auto-pipelining on one node: the script registry already sends the decisions of one
  *   tick as one script call, and auto-pipelining on top only adds work (bench: 1.7–2.2x the peers'
- *   decisions/s without it, 1.1–1.5x with it). A cluster keeps it: there decisions are not batched.
+ *   decisions/s without it, 1.1–1.5x with it). A cluster keeps it for the calls that go alone (a
+ *   decision batch goes straight to its master's connection: src/redis/node-batch.ts).
  */
 export const HOT_PATH_OPTIONS = {
   enableOfflineQueue: false,
@@ -71,7 +72,7 @@ export function createRedisClient(target: RedisTarget, overrides: RedisOptions =
   }
   const clusterOptions: ClusterOptions = {
     ...CLUSTER_HOT_PATH_OPTIONS,
-    // Decisions are not batched on a cluster (their keys span slots): ioredis groups them per node.
+    // Calls that go alone (a decision whose master's batch held only it, the workers' calls) are grouped per node by ioredis.
     enableAutoPipelining: true,
     clusterRetryStrategy: HOT_PATH_OPTIONS.retryStrategy,
     redisOptions: { ...HOT_PATH_OPTIONS, ...overrides },

@@ -15,6 +15,7 @@ import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-se
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
 import { functionLibrary, type ScriptParts } from './lua-functions.js';
+import { ELSEWHERE, batchesByNode, masterConnection, nodeBatchedLua } from './node-batch.js';
 import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
 export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
@@ -59,6 +60,9 @@ export const BATCHED_SCRIPTS: ReadonlySet<string> = new Set(SCRIPT_NAMES.filter(
 
 /** Name of the batched form of `name` in the loaded map. */
 const batchName = (name: string) => `batch:${name}`;
+/** Name of the cluster form of a decision script: a batch of decisions whose keys one master serves (src/redis/node-batch.ts). */
+const nodeBatchName = (name: string) => `nodes:${name}`;
+const NO_KEYS: readonly string[] = [];
 
 /**
  * The most decisions one batched call carries. Redis runs them back to back, so a batch blocks other
@@ -237,6 +241,8 @@ export function loadScripts(): Map<string, LoadedScript> {
     if (BATCHED_SCRIPTS.has(name)) {
       const parts = batchedLua(source, read);
       add(batchName(name), joined(parts), parts);
+      const byNode = nodeBatchedLua(source, read);
+      add(nodeBatchName(name), joined(byNode), byNode);
     }
     if (MANY_KEY_BATCHED.has(name)) {
       const parts = batchedManyLua(name, source, read, batchSharing(name as ScriptName));
@@ -326,10 +332,12 @@ export class ScriptRegistry {
     };
     for (const name of names) {
       use(name);
-      // On a cluster the keys of a batch of one-key decisions would span slots: there every decision is
-      // its own call. The calls of a many-key script each touch one slot: on a cluster they are batched
-      // by slot (a throttle's admissions share its hash tag; a sharded throttle's, one batch per shard).
+      // On a cluster the keys of a batch of one-key decisions span slots: there the decisions of a tick
+      // go in one batch per master (src/redis/node-batch.ts). The calls of a many-key script each touch
+      // one slot: on a cluster they are batched by slot (a throttle's admissions share its hash tag; a
+      // sharded throttle's, one batch per shard).
       if (MANY_KEY_BATCHED.has(name) || (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster))) use(batchName(name));
+      if (BATCHED_SCRIPTS.has(name) && client instanceof Cluster && batchesByNode(client)) use(nodeBatchName(name));
       const sharing = MANY_KEY_BATCHED.has(name) ? batchSharing(name as ScriptName) : undefined;
       if (sharing) this.sharing.set(name, sharing);
     }
@@ -349,7 +357,7 @@ export class ScriptRegistry {
   private loadOnce(name: ScriptName): Promise<void> {
     let loading = this.preloaded.get(name);
     if (!loading) {
-      const scripts = [this.scripts.get(name), this.scripts.get(batchName(name))].flatMap((s) => (s ? [s] : []));
+      const scripts = [this.scripts.get(name), this.scripts.get(batchName(name)), this.scripts.get(nodeBatchName(name))].flatMap((s) => (s ? [s] : []));
       const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
       // Their function libraries; where Redis takes none (before 7, an ACL), the scripts for EVALSHA.
       loading = Promise.all(scripts.map((s) => this.loadLibrary(s)))
@@ -581,17 +589,30 @@ export class ScriptRegistry {
    * The client must be ready (the caller checks, so nothing ever waits in an offline queue).
    */
   submit(name: BatchedScript, call: BatchableCall): void {
+    const client = this.client;
+    if (client instanceof Cluster) {
+      // One queue per master, by the client's slot map; a key whose slot it does not know yet goes alone.
+      const node = this.scripts.has(nodeBatchName(name)) ? client.slots[calculateSlot(call.key)]?.[0] : undefined;
+      if (node === undefined) this.send(name, [call]);
+      else this.enqueue(`${name}\u0000${node}`, call, () => this.flushNode(name, node, `${name}\u0000${node}`));
+      return;
+    }
     if (!this.scripts.has(batchName(name))) {
       this.send(name, [call]);
       return;
     }
-    let queue = this.queues.get(name);
+    this.enqueue(name, call, () => this.flush(name));
+  }
+
+  /** Adds `call` to queue `at`; the first call of a turn schedules `flush` after the turn's I/O callbacks. */
+  private enqueue(at: string, call: BatchableCall, flush: () => void): void {
+    let queue = this.queues.get(at);
     if (!queue) {
       queue = [];
-      this.queues.set(name, queue);
+      this.queues.set(at, queue);
     }
     queue.push(call);
-    if (queue.length === 1) setImmediate(() => this.flush(name));
+    if (queue.length === 1) setImmediate(flush);
   }
 
   private flush(name: string): void {
@@ -599,6 +620,61 @@ export class ScriptRegistry {
     if (!queue?.length) return;
     this.queues.set(name, []);
     for (let i = 0; i < queue.length; i += MAX_BATCH) this.send(name, i === 0 && queue.length <= MAX_BATCH ? queue : queue.slice(i, i + MAX_BATCH));
+  }
+
+  private flushNode(name: string, node: string, at: string): void {
+    const queue = this.queues.get(at);
+    if (!queue?.length) return;
+    this.queues.set(at, []);
+    if (queue.length === 1) this.send(name, queue);
+    else for (let i = 0; i < queue.length; i += MAX_BATCH) this.sendToNode(name, node, queue.slice(i, i + MAX_BATCH));
+  }
+
+  /**
+   * Sends `calls` (two or more decisions of `name` whose keys master `node` serves, by the slot map) as
+   * one call of the script's cluster form on that master's connection. A decision the node answers
+   * ELSEWHERE (the map was stale) did not run there: it goes alone by the cluster client, which follows
+   * the redirection, while its caller still waits. Without a ready connection to that master every
+   * decision goes alone. A failed batch fails its calls, as on one node (their fail mode answers), and
+   * has the cluster read its slot map again (a master demoted by a failover answers READONLY).
+   */
+  private sendToNode(name: string, node: string, calls: readonly BatchableCall[]): void {
+    const cluster = this.client as Cluster;
+    const connection = masterConnection(cluster, node);
+    if (!connection) {
+      for (const call of calls) this.send(name, [call]);
+      return;
+    }
+    const args: ScriptArg[] = [countText(calls[0]!.args.length)];
+    for (const call of calls) {
+      args.push(call.key);
+      for (const a of call.args) args.push(a);
+    }
+    const s = this.scripts.get(nodeBatchName(name))!;
+    const fail = (error: unknown) => {
+      if (error instanceof ReplyError) cluster.refreshSlotsCache();
+      for (const call of calls) call.onError(error);
+    };
+    const deliver = (reply: unknown) => {
+      // One reply per call, or none of them is trusted (each call checks the shape of its own).
+      if (!Array.isArray(reply) || reply.length !== calls.length) {
+        fail(malformedReply(s.name, reply));
+        return;
+      }
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]!;
+        if (reply[i] !== ELSEWHERE) call.onReply(reply[i]);
+        else if (call.pending !== false) this.send(name, [call]);
+      }
+    };
+    const send = sendsRaw(connection)
+      ? (cmd: ScriptCommand, first: string) => sendScriptRaw(connection, cmd, first, NO_KEYS, args)
+      : (cmd: ScriptCommand, first: string) => connection[cmd](first, '0', ...args);
+    try {
+      this.call(s, send, () => calls.some((c) => c.pending !== false)).then(deliver, fail);
+    } catch (error) {
+      fail(error);
+    }
   }
 
   private send(name: string, calls: readonly BatchableCall[]): void {

@@ -1,0 +1,66 @@
+// One-key decisions on a cluster, batched per master instead of sent one by one. A batch on one node
+// batches decisions whose keys lie in any slots, which a cluster refuses for declared keys (CROSSSLOT):
+// so the cluster form of a decision script declares no keys, takes each decision's key in ARGV, and is
+// sent straight to the master that serves those keys (by the client's slot map). Redis lets a script
+// with `allow-cross-slot-keys` (an EVAL without a shebang too) touch keys of several slots as long as
+// this node serves them; a key it does not serve (the map was stale: a slot moved, or is migrating and
+// the key is already gone) fails that decision's first command, before it wrote anything. The batch
+// then answers that decision ELSEWHERE and the registry sends it alone, by the cluster client, which
+// follows the redirection (docs/decisions/cluster-node-batches.md).
+import type { Cluster, Redis } from 'ioredis';
+import { resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
+import type { ScriptParts } from './lua-functions.js';
+
+/** A node batch's reply for a decision whose key this node does not serve: it did not run here. */
+export const ELSEWHERE = 'sluice:elsewhere';
+
+/**
+ * The cluster form of a one-key decision script: no KEYS; ARGV[1] = arguments per decision, then for
+ * each decision its key and its arguments. Each decision runs as the script would, in order, and sees
+ * what the ones before it left. One that fails is asked whether its key is served here at all (an
+ * EXISTS, which fails exactly when it is not): if not, its reply is ELSEWHERE and the batch goes on;
+ * any other failure ends the batch with its error, as a batch on one node does. Structure, not error
+ * text, tells the two apart.
+ */
+export function nodeBatchedLua(source: string, read: (name: string) => string): ScriptParts {
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [
+      'local function decide(KEYS, ARGV)',
+      withoutIncludes(source),
+      'end',
+      'local per_call = tonumber(ARGV[1])',
+      'local replies = {}',
+      'local i, base = 0, 1',
+      'while base < #ARGV do',
+      '  i = i + 1',
+      '  local key = ARGV[base + 1]',
+      '  local argv = {}',
+      '  for j = 1, per_call do argv[j] = ARGV[base + 1 + j] end',
+      '  local ok, reply = pcall(decide, {key}, argv)',
+      '  if ok then',
+      '    replies[i] = reply',
+      "  elseif pcall(redis.call, 'EXISTS', key) then",
+      '    error(reply)',
+      '  else',
+      `    replies[i] = '${ELSEWHERE}'`,
+      '  end',
+      '  base = base + per_call + 1',
+      'end',
+      'return replies',
+    ].join('\n'),
+  };
+}
+
+/** Whether `cluster`'s decisions can go in node batches: keys reach Redis as given (no ioredis keyPrefix, which ARGV would not get). */
+export function batchesByNode(cluster: Cluster): boolean {
+  return !cluster.options.keyPrefix && !cluster.options.redisOptions?.keyPrefix;
+}
+
+/** The ready connection of master `node` ("host:port", as the cluster's slot map names it), if there is one. */
+export function masterConnection(cluster: Cluster, node: string): Redis | undefined {
+  for (const r of cluster.nodes('master')) {
+    if (`${r.options.host}:${r.options.port}` === node) return r.status === 'ready' ? r : undefined;
+  }
+  return undefined;
+}
