@@ -76,9 +76,9 @@ local function promote(job_id)
   redis.call('XADD', KEYS[10], '*', 'event', 'waiting', 'jobId', job_id, 'prev', 'delayed')
   redis.call('HSET', ARGV[8] .. job_id, 'delay', '0')
 end
-local horizon = now + tonumber(ARGV[2])
-local floor = now + tonumber(ARGV[3])
-local max_jobs = tonumber(ARGV[4])
+local horizon = now + number_of(ARGV[2])
+local floor = now + number_of(ARGV[3])
+local max_jobs = number_of(ARGV[4])
 -- Back-pressure counted in the round itself: one call instead of a count and a round, and dispatchers in
 -- several processes never hand out past the bound together between someone's count and round.
 local max_out = tonumber(ARGV[11]) or 0
@@ -87,7 +87,7 @@ if max_out > 0 then
   if room <= 0 then return {0, now, horizon + 1000} end
   if room < max_jobs then max_jobs = room end
 end
-local margin = tonumber(ARGV[6])
+local margin = number_of(ARGV[6])
 local lane_prefix = ARGV[7]
 local job_prefix = ARGV[8]
 local quotas = parse_quotas(ARGV[10])
@@ -98,7 +98,7 @@ local virtual = tonumber(g[2] or 0)
 -- The whole throttle is paused (an upstream's Retry-After for the queue): no start before then.
 floor = math.max(floor, tonumber(g[5] or 0))
 -- The configured cap, or what the upstream said it allows (lua/upstream-learn.lua), the slower.
-local global_interval = learned(shared(tonumber(ARGV[5]), g[6], g[7], now), g[3], g[4], now)
+local global_interval = learned(shared(number_of(ARGV[5]), g[6], g[7], now), g[3], g[4], now)
 local capped = global_interval > 0
 local out = {0, now, 0}
 local n = 0

@@ -50,11 +50,11 @@ local member = ARGV[2]
 local lane_id = ARGV[3]
 local mode = ARGV[4]
 local cost = member_cost(member)
-local interval = tonumber(ARGV[6])
-local burst = tonumber(ARGV[7])
-local global_interval = tonumber(ARGV[8])
-local margin = tonumber(ARGV[9])
-local tolerance = tonumber(ARGV[12])
+local interval = number_of(ARGV[6])
+local burst = number_of(ARGV[7])
+local global_interval = number_of(ARGV[8])
+local margin = number_of(ARGV[9])
+local tolerance = number_of(ARGV[12])
 local quotas = parse_quotas(ARGV[13])
 
 local entry = member .. '|' .. lane_id

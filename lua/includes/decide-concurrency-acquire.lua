@@ -8,9 +8,9 @@
 -- @include lease
 local function decide_concurrency(key, argv, o, record)
   local now = now_ms(argv[o + 1])
-  local limit = tonumber(argv[o + 2])
-  local lease_ms = tonumber(argv[o + 3])
-  local cost = tonumber(argv[o + 4])
+  local limit = number_of(argv[o + 2])
+  local lease_ms = number_of(argv[o + 3])
+  local cost = number_of(argv[o + 4])
 
   if record then redis.call('ZREMRANGEBYSCORE', key, '-inf', now) end
   local held = redis.call('ZCOUNT', key, '(' .. int(now), '+inf')

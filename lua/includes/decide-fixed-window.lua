@@ -10,9 +10,9 @@
 -- @include packed
 local function fixed_window_of(state, argv, o, record)
   local now = now_ms(argv[o + 1])
-  local limit = tonumber(argv[o + 2])
-  local window = tonumber(argv[o + 3])
-  local cost = tonumber(argv[o + 4])
+  local limit = number_of(argv[o + 2])
+  local window = number_of(argv[o + 3])
+  local cost = number_of(argv[o + 4])
 
   local index = math.floor(now / window)
   local reset_at = (index + 1) * window

@@ -9,9 +9,9 @@
 -- @include now
 local function gcra_of(state, argv, o, record)
   local now = now_us(argv[o + 1])
-  local interval = tonumber(argv[o + 2])
-  local tolerance = tonumber(argv[o + 3]) * interval
-  local cost = tonumber(argv[o + 4])
+  local interval = number_of(argv[o + 2])
+  local tolerance = number_of(argv[o + 3]) * interval
+  local cost = number_of(argv[o + 4])
 
   local tat = tonumber(state or now)
   if tat < now then tat = now end

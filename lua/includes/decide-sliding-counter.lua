@@ -33,9 +33,9 @@ end
 
 local function sliding_counter_of(state, argv, o, record)
   local now = now_ms(argv[o + 1])
-  local limit = tonumber(argv[o + 2])
-  local window = tonumber(argv[o + 3])
-  local cost = tonumber(argv[o + 4])
+  local limit = number_of(argv[o + 2])
+  local window = number_of(argv[o + 3])
+  local cost = number_of(argv[o + 4])
   local ceil_mode = argv[o + 6] == 'ceil'
 
   local index = math.floor(now / window)

@@ -7,9 +7,9 @@
 -- @include batch
 local function decide_sliding_log(key, argv, o, record)
   local now = now_ms(argv[o + 1])
-  local limit = tonumber(argv[o + 2])
-  local window = tonumber(argv[o + 3])
-  local cost = tonumber(argv[o + 4])
+  local limit = number_of(argv[o + 2])
+  local window = number_of(argv[o + 3])
+  local cost = number_of(argv[o + 4])
   local record_refused = argv[o + 6] == '1'
 
   if record then

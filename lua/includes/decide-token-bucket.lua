@@ -9,9 +9,9 @@
 -- @include now
 local function token_bucket_of(state, argv, o, record)
   local now = now_us(argv[o + 1])
-  local capacity = tonumber(argv[o + 2])
-  local interval = tonumber(argv[o + 3])
-  local cost = tonumber(argv[o + 4])
+  local capacity = number_of(argv[o + 2])
+  local interval = number_of(argv[o + 3])
+  local cost = number_of(argv[o + 4])
 
   local full = capacity * interval
   local full_at = math.max(now, tonumber(state or now))

@@ -35,6 +35,29 @@ local function now_ms(arg)
   return redis_now_ms
 end
 
+-- The numbers of texts every call sends alike (a policy's limit, window, capacity, interval, cost; a
+-- throttle's intervals and margins), kept from call to call where a function library keeps its upper-case
+-- tables (src/redis/lua-functions.ts): tonumber() of a text is a strtod() each time, ~1k instructions for
+-- '1000000000', where a lookup of the (interned) text is a few dozen. Bounded: emptied at 4,096 texts, so
+-- texts that vary (a weighted cost) cost a parse each, as without it. Under EVAL it starts empty on every
+-- call, as every table of an include does.
+local PARSED_NUMBERS = { count = 0, of = {} }
+
+local function number_of(text)
+  local of = PARSED_NUMBERS.of
+  local n = of[text]
+  if n then return n end
+  n = tonumber(text)
+  if n == nil then return nil end
+  if PARSED_NUMBERS.count >= 4096 then
+    of = {}
+    PARSED_NUMBERS.of, PARSED_NUMBERS.count = of, 0
+  end
+  of[text] = n
+  PARSED_NUMBERS.count = PARSED_NUMBERS.count + 1
+  return n
+end
+
 -- Integer formatting that never falls into %.14g exponent notation for large values. A whole number
 -- within 2^53 goes through '%d' (Lua 5.1 casts it to a C long: exact), printf's integer path; '%.0f'
 -- runs the floating-point digit generator, about twice the work for a 16-digit timestamp in µs, and

@@ -49,6 +49,29 @@ describe('function libraries', () => {
     expect(new Set(scripts.map((s) => s.fn)).size).toBe(scripts.length);
   });
 
+  it('numbers parsed once are kept across calls (upper-case tables), bounded, and read as tonumber reads them', async () => {
+    // The text of each call, its number as the library answers it (-1 for a text that is no number), and
+    // the count of texts kept: the table is emptied at 4,096, so 5,000 distinct texts come back right too.
+    const lib = functionLibrary('probe-numbers', {
+      includes: [include('now')],
+      body: "local n = number_of(ARGV[1]) return {tostring(n or -1), PARSED_NUMBERS.count}",
+    });
+    await raw.call('FUNCTION', 'LOAD', 'REPLACE', lib.code);
+    const ask = async (text: string) => (await raw.call('FCALL', lib.fn, '0', text)) as [string, number];
+    expect(await ask('1000000000')).toEqual(['1000000000', 1]);
+    expect(await ask('1000000000')).toEqual(['1000000000', 1]); // kept: not parsed or counted again
+    expect((await ask('1e3'))[0]).toBe('1000');
+    expect((await ask('0'))[0]).toBe('0');
+    expect((await ask('2.5'))[0]).toBe('2.5');
+    expect((await ask('x'))[0]).toBe('-1');
+    const pipeline = raw.pipeline();
+    for (let i = 0; i < 5_000; i++) pipeline.call('FCALL', lib.fn, '0', String(10_000 + i));
+    const replies = (await pipeline.exec())!.map(([e, r]) => (e ? e : r)) as [string, number][];
+    replies.forEach((r, i) => expect(r[0]).toBe(String(10_000 + i)));
+    expect(Math.max(...replies.map((r) => r[1]))).toBe(4_096);
+    expect(replies.at(-1)![1]).toBeLessThan(4_096);
+  });
+
   it("an include's per-run state starts afresh on every call, as under EVAL", async () => {
     // now.lua caches Redis TIME per run: two calls 20 ms apart must read two instants.
     const lib = functionLibrary('probe-now', { includes: [include('now')], body: "return tostring(now_us(''))" });
