@@ -6,7 +6,8 @@
 // ±30 % on a shared 2-core machine); it does not weigh cache misses. limitAll() in a closed loop of 50,
 // batched per event-loop turn as the middleware's calls are (Redis under callgrind is the slow side, so
 // batches run full: MAX_BATCH).
-//   npx tsx bench/limits-instructions.ts [--clients 1,10000] [--n1 500] [--n2 2500] [--base DIR]
+//   npx tsx bench/limits-instructions.ts [--clients 1,10000] [--n1 500] [--n2 2500] [--base DIR] [--one token-bucket|sliding-counter|fixed-window]
+// --one: one decision of that limit per request (limit(), batched as the middleware's one-policy calls) instead of the three.
 // --clients: distinct callers (1: one hot client, the http bench's case; many: every request its own
 // client keys, only the route's key shared). --base DIR: the same on another checkout (its src/ and lua/).
 // Needs valgrind. Prints one JSON document on stdout; progress on stderr.
@@ -27,11 +28,15 @@ const { values: flags } = parseArgs({
     n1: { type: 'string', default: '500' },
     n2: { type: 'string', default: '2500' },
     base: { type: 'string' },
+    one: { type: 'string' },
   },
 });
 const clientCounts = flags.clients.split(',').map(Number);
 const n1 = Number(flags.n1);
 const n2 = Number(flags.n2);
+const ONE = ['token-bucket', 'sliding-counter', 'fixed-window'];
+const one = flags.one === undefined ? -1 : ONE.indexOf(flags.one);
+if (flags.one !== undefined && one < 0) throw new Error(`--one: one of ${ONE.join(', ')}`);
 if (!clientCounts.every((c) => Number.isInteger(c) && c >= 1 && c <= 1_000_000)) throw new Error('--clients: integers 1 .. 1000000');
 if (!(n1 >= 100 && n2 > n1 && n2 <= 100_000)) throw new Error('--n1, --n2: 100 <= n1 < n2 <= 100000');
 const log = (msg: string) => process.stderr.write(`[limits-instructions ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -65,6 +70,7 @@ async function count(tree: string, clients: number, n: number): Promise<number> 
   ];
   const request = (i: number) => {
     const client = `c${i % clients}`;
+    if (one >= 0) return limiters[one]!.limit(client);
     return limitAll([
       { limiter: limiters[0]!, key: client, options: {} },
       { limiter: limiters[1]!, key: `orders|${client}`, options: {} },
@@ -101,4 +107,4 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ bench: 'limits-instructions', at: new Date().toISOString(), command: `npx tsx bench/limits-instructions.ts ${process.argv.slice(2).join(' ')}`.trim(), n: [n1, n2], limits: ['token-bucket per client', 'sliding-counter per route and client', 'fixed-window per route'], rows }, null, 1));
+console.log(JSON.stringify({ bench: 'limits-instructions', at: new Date().toISOString(), command: `npx tsx bench/limits-instructions.ts ${process.argv.slice(2).join(' ')}`.trim(), n: [n1, n2], limits: one >= 0 ? [`${ONE[one]} per client`] : ['token-bucket per client', 'sliding-counter per route and client', 'fixed-window per route'], rows }, null, 1));
