@@ -5,7 +5,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSluice, type LimiterPolicyInput, type Sluice } from '../../src/index.js';
+import { createSluice, type PolicyInput, type Sluice } from '../../src/index.js';
 import { startCluster, startRedis, type RedisCluster, type RedisServer } from '../helpers/redis-server.js';
 import { moveSlot } from '../helpers/slot-migration.js';
 import { uniquePrefix } from '../helpers/fixtures.js';
@@ -44,14 +44,14 @@ async function scriptCallsPerMaster(): Promise<number[]> {
   );
 }
 
-const POLICIES: LimiterPolicyInput[] = [
+const POLICIES: PolicyInput[] = [
   { algorithm: 'token-bucket', capacity: 5, refillPerSecond: 1, failMode: 'closed', timeoutMs: 5_000 },
   { algorithm: 'sliding-log', limit: 4, windowMs: 1_000, failMode: 'closed', timeoutMs: 5_000 },
   { algorithm: 'fixed-window', limit: 3, windowMs: 1_000, failMode: 'closed', timeoutMs: 5_000 },
 ];
 
 /** Three ticks of 200 decisions over 50 keys at injected instants: each decision's answer as text. */
-async function ticksOfDecisions(s: Sluice, policy: LimiterPolicyInput): Promise<string[]> {
+async function ticksOfDecisions(s: Sluice, policy: PolicyInput): Promise<string[]> {
   await s.ready();
   const limiter = s.limiter(policy);
   const out: string[] = [];
