@@ -52,6 +52,44 @@ export function nodeBatchedLua(source: string, read: (name: string) => string): 
   };
 }
 
+/**
+ * The cluster form of a many-key script decided in place (`entry(KEYS, ARGV, keyOffset, argOffset,
+ * keyCount)`, returning its reply and the offset of its last argument, or an error reply alone: the
+ * `limits` script's all-or-nothing decision of one request): no KEYS; ARGV[1] = m calls, then for each
+ * call its key count, its argument count, its keys and its arguments. A call's keys share a slot (the
+ * all-or-nothing path takes one call only then), so its first command touches them all or none: a call
+ * that fails where its first key is not served is answered ELSEWHERE, as a one-key decision is; an
+ * error reply from the entry, or any other failure, ends the batch with it, as the batched form on one
+ * node does.
+ */
+export function nodeBatchedManyLua(entry: string, source: string, read: (name: string) => string): ScriptParts {
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [
+      'local m = tonumber(ARGV[1])',
+      'local replies = {}',
+      'local at = 1',
+      'for i = 1, m do',
+      '  local nk, na = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])',
+      '  local keys = {}',
+      '  for j = 1, nk do keys[j] = ARGV[at + 2 + j] end',
+      '  local a0 = at + 2 + nk',
+      `  local ok, reply, last = pcall(${entry}, keys, ARGV, 0, a0, nk)`,
+      '  if ok then',
+      '    if not last then return reply end',
+      '    replies[i] = reply',
+      "  elseif pcall(redis.call, 'EXISTS', keys[1]) then",
+      '    error(reply)',
+      '  else',
+      `    replies[i] = '${ELSEWHERE}'`,
+      '  end',
+      '  at = a0 + na',
+      'end',
+      'return replies',
+    ].join('\n'),
+  };
+}
+
 /** Whether `cluster`'s decisions can go in node batches: keys reach Redis as given (no ioredis keyPrefix, which ARGV would not get). */
 export function batchesByNode(cluster: Cluster): boolean {
   return !cluster.options.keyPrefix && !cluster.options.redisOptions?.keyPrefix;

@@ -15,7 +15,7 @@ import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-se
 import type { RedisClient } from './connection.js';
 import { expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
 import { functionLibrary, type ScriptParts } from './lua-functions.js';
-import { ELSEWHERE, batchesByNode, masterConnection, nodeBatchedLua } from './node-batch.js';
+import { ELSEWHERE, batchesByNode, masterConnection, nodeBatchedLua, nodeBatchedManyLua } from './node-batch.js';
 import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
 
 export { SCRIPT_NAMES, type ScriptArg, type ScriptName } from './script-table.js';
@@ -247,6 +247,11 @@ export function loadScripts(): Map<string, LoadedScript> {
     if (MANY_KEY_BATCHED.has(name)) {
       const parts = batchedManyLua(name, source, read, batchSharing(name as ScriptName));
       add(batchName(name), joined(parts), parts);
+      const entry = IN_PLACE_ENTRY[name];
+      if (entry) {
+        const byNode = nodeBatchedManyLua(entry, source, read);
+        add(nodeBatchName(name), joined(byNode), byNode);
+      }
     }
   }
   loaded = map;
@@ -337,7 +342,7 @@ export class ScriptRegistry {
       // one slot: on a cluster they are batched by slot (a throttle's admissions share its hash tag; a
       // sharded throttle's, one batch per shard).
       if (MANY_KEY_BATCHED.has(name) || (BATCHED_SCRIPTS.has(name) && !(client instanceof Cluster))) use(batchName(name));
-      if (BATCHED_SCRIPTS.has(name) && client instanceof Cluster && batchesByNode(client)) use(nodeBatchName(name));
+      if ((BATCHED_SCRIPTS.has(name) || IN_PLACE_ENTRY[name]) && client instanceof Cluster && batchesByNode(client)) use(nodeBatchName(name));
       const sharing = MANY_KEY_BATCHED.has(name) ? batchSharing(name as ScriptName) : undefined;
       if (sharing) this.sharing.set(name, sharing);
     }
@@ -497,8 +502,24 @@ export class ScriptRegistry {
       );
       return;
     }
+    const client = this.client;
+    if (client instanceof Cluster && this.scripts.has(nodeBatchName(name)) && call.keys.length > 0) {
+      // A call's keys share a slot: one queue per master that serves it (src/redis/node-batch.ts).
+      const node = client.slots[calculateSlot(call.keys[0]!)]?.[0];
+      if (node !== undefined) {
+        const at = `${name}\u0000node\u0000${node}`;
+        let queue = this.manyQueues.get(at);
+        if (!queue) {
+          queue = [];
+          this.manyQueues.set(at, queue);
+        }
+        queue.push(call);
+        if (queue.length === 1) setImmediate(() => this.flushManyToNode(name, node, at));
+        return;
+      }
+    }
     // One queue per script, and on a cluster per slot: a batch's keys must all be in one slot.
-    const at = this.client instanceof Cluster && call.keys.length > 0 ? `${name}\u0000${calculateSlot(call.keys[0]!)}` : name;
+    const at = client instanceof Cluster && call.keys.length > 0 ? `${name}\u0000${calculateSlot(call.keys[0]!)}` : name;
     let queue = this.manyQueues.get(at);
     if (!queue) {
       queue = [];
@@ -506,6 +527,26 @@ export class ScriptRegistry {
     }
     queue.push(call);
     if (queue.length === 1) setImmediate(() => this.flushMany(name, at));
+  }
+
+  private flushManyToNode(name: ScriptName, node: string, at: string): void {
+    const queue = this.manyQueues.get(at);
+    if (!queue?.length) return;
+    this.manyQueues.delete(at);
+    const live = queue.filter((c) => c.pending);
+    if (live.length === 1) this.sendMany(name, live);
+    else for (let i = 0; i < live.length; i += MAX_BATCH) this.sendManyToNode(name, node, live.slice(i, i + MAX_BATCH));
+  }
+
+  /** `sendToNode` for the calls of a many-key script decided in place: each call's key and argument counts, keys and arguments. */
+  private sendManyToNode(name: ScriptName, node: string, calls: readonly ManyKeyCall[]): void {
+    const args: ScriptArg[] = [countText(calls.length)];
+    for (const c of calls) {
+      args.push(countText(c.keys.length), countText(c.args.length));
+      for (const k of c.keys) args.push(k);
+      for (const a of c.args) args.push(a);
+    }
+    this.sendNodeBatch(name, node, calls, args, (c) => this.sendMany(name, [c]));
   }
 
   private flushMany(name: ScriptName, at: string): void {
@@ -639,16 +680,31 @@ export class ScriptRegistry {
    * has the cluster read its slot map again (a master demoted by a failover answers READONLY).
    */
   private sendToNode(name: string, node: string, calls: readonly BatchableCall[]): void {
-    const cluster = this.client as Cluster;
-    const connection = masterConnection(cluster, node);
-    if (!connection) {
-      for (const call of calls) this.send(name, [call]);
-      return;
-    }
     const args: ScriptArg[] = [countText(calls[0]!.args.length)];
     for (const call of calls) {
       args.push(call.key);
       for (const a of call.args) args.push(a);
+    }
+    this.sendNodeBatch(name, node, calls, args, (call) => this.send(name, [call]));
+  }
+
+  /**
+   * Sends `calls` of `name` as one call of its cluster form (`args` laid out for it) on master `node`'s
+   * connection, or each by `alone` when that master has no ready connection. A call answered ELSEWHERE
+   * goes by `alone` while its caller still waits.
+   */
+  private sendNodeBatch<C extends { onReply(reply: unknown): void; onError(error: unknown): void; readonly pending?: boolean }>(
+    name: string,
+    node: string,
+    calls: readonly C[],
+    args: readonly ScriptArg[],
+    alone: (call: C) => void,
+  ): void {
+    const cluster = this.client as Cluster;
+    const connection = masterConnection(cluster, node);
+    if (!connection) {
+      for (const call of calls) alone(call);
+      return;
     }
     const s = this.scripts.get(nodeBatchName(name))!;
     const fail = (error: unknown) => {
@@ -664,7 +720,7 @@ export class ScriptRegistry {
       for (let i = 0; i < calls.length; i++) {
         const call = calls[i]!;
         if (reply[i] !== ELSEWHERE) call.onReply(reply[i]);
-        else if (call.pending !== false) this.send(name, [call]);
+        else if (call.pending !== false) alone(call);
       }
     };
     const send = sendsRaw(connection)

@@ -6,6 +6,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSluice, type PolicyInput, type Sluice } from '../../src/index.js';
+import { limitAll } from '../../src/limiters/all-or-nothing.js';
 import { startCluster, startRedis, type RedisCluster, type RedisServer } from '../helpers/redis-server.js';
 import { moveSlot } from '../helpers/slot-migration.js';
 import { uniquePrefix } from '../helpers/fixtures.js';
@@ -109,6 +110,75 @@ describe('decisions on a cluster, batched per master', () => {
       expect(await owner.exists(limiter.keyOf(moved))).toBe(1);
     } finally {
       owner.disconnect();
+    }
+  });
+
+  it('three limits all-or-nothing per request (one slot per client): the answers one node gives, batched per master', async () => {
+    const prefix = uniquePrefix();
+    const requests = async (s: Sluice) => {
+      await s.ready();
+      const tb = s.limiter({ name: 'nb-tb', algorithm: 'token-bucket', capacity: 4, refillPerSecond: 1, failMode: 'closed', timeoutMs: 5_000 });
+      const sc = s.limiter({ name: 'nb-sc', algorithm: 'sliding-counter', limit: 3, windowMs: 1_000, failMode: 'closed', timeoutMs: 5_000 });
+      const fw = s.limiter({ name: 'nb-fw', algorithm: 'fixed-window', limit: 5, windowMs: 1_000, failMode: 'closed', timeoutMs: 5_000 });
+      const out: string[] = [];
+      for (let tick = 0; tick < 3; tick++) {
+        const options = { nowMs: 1_700_000_000_000 + tick * 400 };
+        const rs = await Promise.all(
+          Array.from({ length: 150 }, (_, i) => {
+            const client = `c${i % 40}`;
+            const o = { ...options, slot: client };
+            return limitAll([
+              { limiter: tb, key: client, options: o },
+              { limiter: sc, key: `orders|${client}`, options: o },
+              { limiter: fw, key: 'orders', options: o },
+            ]);
+          }),
+        );
+        out.push(...rs.map((r) => `${r.allowed} ${r.decisions.map((d) => `${d.allowed}/${d.remaining}/${d.retryAfterMs}/${d.failure ?? ''}`).join(' ')}`));
+      }
+      return out;
+    };
+    const onOneNode = await requests(sluiceOn(single.url, prefix));
+    const before = await scriptCallsPerMaster();
+    const onCluster = await requests(sluiceOn({ cluster: cluster.nodes }, prefix));
+    const calls = (await scriptCallsPerMaster()).map((c, i) => c - before[i]!);
+    expect(onCluster).toEqual(onOneNode);
+    expect(onOneNode.filter((a) => a.startsWith('false')).length).toBeGreaterThan(0);
+    expect(onOneNode.filter((a) => a.startsWith('true')).length).toBeGreaterThan(0);
+    // 450 requests, ~50 per master and tick: 2 calls per master and tick, and the first tick's EVAL after NOSCRIPT.
+    for (const c of calls) expect(c).toBeGreaterThan(0);
+    expect(calls.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(3 * 3 * 2 + 3 * 2);
+  });
+
+  it('a request whose slot moved after the client read its map is decided once, all-or-nothing, by its new master', async () => {
+    const s = sluiceOn({ cluster: cluster.nodes });
+    await s.ready();
+    const a = s.limiter({ name: 'mv-a', algorithm: 'token-bucket', capacity: 1_000, refillPerSecond: 0.001, failMode: 'closed', timeoutMs: 5_000 });
+    const b = s.limiter({ name: 'mv-b', algorithm: 'fixed-window', limit: 1_000, windowMs: 600_000, failMode: 'closed', timeoutMs: 5_000 });
+    const client = s.redis as Cluster;
+    const request = (c: string) => limitAll([
+      { limiter: a, key: c, options: { slot: c } },
+      { limiter: b, key: c, options: { slot: c } },
+    ]);
+    const nodeOf = (c: string) => client.slots[calculateSlot(a.keyOf(c, { slot: c }))]![0]!;
+    const all = Array.from({ length: 200 }, (_, i) => `r${i}`);
+    const from = nodeOf(all[0]!);
+    const clients = all.filter((c) => nodeOf(c) === from).slice(0, 10);
+    const moved = clients[0]!;
+    const slot = calculateSlot(a.keyOf(moved, { slot: moved }));
+    for (const r of await Promise.all(clients.map(request))) expect(r.allowed).toBe(true);
+    const fromPort = Number(from.split(':')[1]);
+    const toPort = cluster.nodes.find((n) => n.port !== fromPort)!.port;
+    await moveSlot(slot, fromPort, toPort, cluster.nodes.map((n) => n.port));
+    expect(nodeOf(moved)).toBe(from);
+    const rs = await Promise.all(clients.map(request));
+    for (const r of rs) {
+      expect(r.allowed).toBe(true);
+      for (const d of r.decisions) expect(d.failure).toBeUndefined();
+    }
+    for (const c of clients) {
+      expect((await a.peek(c, { slot: c })).remaining, c).toBe(998);
+      expect((await b.peek(c, { slot: c })).remaining, c).toBe(998);
     }
   });
 
