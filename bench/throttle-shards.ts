@@ -1,7 +1,7 @@
 // One throttle on 1 master vs the same throttle split into 3 shards on a 3-master cluster, in one run:
 // admissions per second (closed loop from this process, no worker running: the backlog), then starts
 // per second (worker processes draining a second throttle fed at --offered submits per second), then decisions per second (a token bucket over
-// 100,000 keys) on the same two topologies. Next to every figure: each master's Redis CPU (INFO cpu,
+// 100,000 keys) and three-limit requests per second (all-or-nothing, one slot per client, 100,000 clients) on the same two topologies. Next to every figure: each master's Redis CPU (INFO cpu,
 // user + sys) over the phase and per operation: on a machine with a core per master, the busiest
 // master's CPU per operation is what bounds the rate.
 //   npx tsx bench/throttle-shards.ts [--seconds 4] [--lanes 20000] [--inflight 256] [--worker-procs 2] [--offered 1500]
@@ -15,6 +15,7 @@ import { createSluice, type Sluice, type ThrottleConfigInput } from '../src/inde
 import { startTsProcess, type ChildHandle } from '../test/helpers/processes.js';
 import { startCluster, startRedis } from '../test/helpers/redis-server.js';
 import { closedLoop, redisCpuSeconds } from './lib/load.js';
+import { limitAll } from '../src/limiters/all-or-nothing.js';
 import { BENCH_POLICIES, identityOf } from './lib/policies.js';
 
 const { values: flags } = parseArgs({
@@ -177,6 +178,27 @@ async function throttlePhases(t: Topology) {
   };
 }
 
+/** Requests of three limits all-or-nothing (token bucket, sliding counter, fixed window of one client, one slot per client: the rules' slot_key) over 100,000 clients. */
+async function limitsPhase(t: Topology) {
+  const sluice = createSluice({ redis: t.target as never, prefix: `bdl${t.shards}` });
+  await sluice.ready();
+  const limiters = (['token-bucket', 'sliding-counter', 'fixed-window'] as const).map((a) => sluice.limiter(BENCH_POLICIES[a]));
+  const key = identityOf(100_000);
+  const request = () => {
+    const client = key();
+    const options = { slot: client };
+    return limitAll(limiters.map((limiter) => ({ limiter, key: client, options })));
+  };
+  await closedLoop(request, inflight, 500);
+  log(`${t.label}: three-limit requests for ${seconds} s`);
+  const r = await measured(t, async () => {
+    const l = await closedLoop(request, inflight, seconds * 1000);
+    return { ops: l.ops, elapsedMs: l.elapsedMs };
+  });
+  await sluice.close();
+  return r;
+}
+
 async function decisionPhase(t: Topology) {
   const sluice = createSluice({ redis: t.target as never, prefix: `bdx${t.shards}` });
   await sluice.ready();
@@ -210,23 +232,26 @@ for (const make of [single, cluster]) {
   try {
     const throttle = await throttlePhases(t);
     const decisions = await decisionPhase(t);
-    runs[t.label] = { ...throttle, decisions };
+    const threeLimits = await limitsPhase(t);
+    runs[t.label] = { ...throttle, decisions, threeLimits };
   } finally {
     await t.dispose();
   }
 }
-const one = runs['1 master, shards 1'] as Awaited<ReturnType<typeof throttlePhases>> & { decisions: Awaited<ReturnType<typeof decisionPhase>> };
+const one = runs['1 master, shards 1'] as Awaited<ReturnType<typeof throttlePhases>> & { decisions: Awaited<ReturnType<typeof decisionPhase>>; threeLimits: Awaited<ReturnType<typeof limitsPhase>> };
 const three = runs['3 masters, shards 3'] as typeof one;
 result.runs = runs;
 result.ratios = {
   admissions: r2(three.admissions.opsPerSec / one.admissions.opsPerSec),
   starts: r2(three.starts.opsPerSec / one.starts.opsPerSec),
   decisions: r2(three.decisions.opsPerSec / one.decisions.opsPerSec),
+  threeLimits: r2(three.threeLimits.opsPerSec / one.threeLimits.opsPerSec),
   // With a core per master: the busiest master's CPU per operation, 1 master over 3.
   admissionsCeiling: r2(one.admissions.busiestMasterUsPerOp / three.admissions.busiestMasterUsPerOp),
   startsCeiling: r2(one.starts.busiestMasterUsPerOp / three.starts.busiestMasterUsPerOp),
   startsCeilingNetOfIdle: r2(one.starts.netBusiestMasterUsPerOp / three.starts.netBusiestMasterUsPerOp),
   decisionsCeiling: r2(one.decisions.busiestMasterUsPerOp / three.decisions.busiestMasterUsPerOp),
+  threeLimitsCeiling: r2(one.threeLimits.busiestMasterUsPerOp / three.threeLimits.busiestMasterUsPerOp),
 };
 result.loadAfter = os.loadavg().map(r2);
 process.stdout.write(JSON.stringify(result, null, 2) + '\n');
