@@ -508,25 +508,24 @@ export class ScriptRegistry {
       const node = client.slots[calculateSlot(call.keys[0]!)]?.[0];
       if (node !== undefined) {
         const at = `${name}\u0000node\u0000${node}`;
-        let queue = this.manyQueues.get(at);
-        if (!queue) {
-          queue = [];
-          this.manyQueues.set(at, queue);
-        }
-        queue.push(call);
-        if (queue.length === 1) setImmediate(() => this.flushManyToNode(name, node, at));
+        this.enqueueMany(at, call, () => this.flushManyToNode(name, node, at));
         return;
       }
     }
     // One queue per script, and on a cluster per slot: a batch's keys must all be in one slot.
     const at = client instanceof Cluster && call.keys.length > 0 ? `${name}\u0000${calculateSlot(call.keys[0]!)}` : name;
+    this.enqueueMany(at, call, () => this.flushMany(name, at));
+  }
+
+  /** `enqueue` for the calls of a many-key script. */
+  private enqueueMany(at: string, call: ManyKeyCall, flush: () => void): void {
     let queue = this.manyQueues.get(at);
     if (!queue) {
       queue = [];
       this.manyQueues.set(at, queue);
     }
     queue.push(call);
-    if (queue.length === 1) setImmediate(() => this.flushMany(name, at));
+    if (queue.length === 1) setImmediate(flush);
   }
 
   private flushManyToNode(name: ScriptName, node: string, at: string): void {
