@@ -15,6 +15,11 @@ export function withoutIncludes(source: string): string {
   return source.replace(INCLUDE_LINE, '');
 }
 
+/** A script's body as the Lua lines of `local function decide(KEYS, ARGV)`: how a batched form runs it once per call. */
+export function asDecideFunction(source: string): string[] {
+  return ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end'];
+}
+
 /**
  * The includes `source` needs, transitively: each one once, every include after the includes it asks
  * for (so what it defines is defined before use), as their sources with their own include lines taken

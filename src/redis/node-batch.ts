@@ -8,7 +8,7 @@
 // then answers that decision ELSEWHERE and the registry sends it alone, by the cluster client, which
 // follows the redirection (docs/decisions/cluster-node-batches.md).
 import type { Cluster, Redis } from 'ioredis';
-import { resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
+import { asDecideFunction, resolveNamedIncludes } from './lua-includes.js';
 import type { ScriptParts } from './lua-functions.js';
 
 /** A node batch's reply for a decision whose key this node does not serve: it did not run here. */
@@ -26,9 +26,7 @@ export function nodeBatchedLua(source: string, read: (name: string) => string): 
   return {
     includes: resolveNamedIncludes(source, read),
     body: [
-      'local function decide(KEYS, ARGV)',
-      withoutIncludes(source),
-      'end',
+      ...asDecideFunction(source),
       'local per_call = tonumber(ARGV[1])',
       'local replies = {}',
       'local i, base = 0, 1',

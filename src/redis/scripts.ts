@@ -13,7 +13,7 @@ import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-send.js';
 import type { RedisClient } from './connection.js';
-import { expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
+import { asDecideFunction, expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
 import { functionLibrary, type ScriptParts } from './lua-functions.js';
 import { ELSEWHERE, batchesByNode, masterConnection, nodeBatchedLua, nodeBatchedManyLua } from './node-batch.js';
 import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
@@ -81,9 +81,7 @@ function batchedLua(source: string, read: (name: string) => string): ScriptParts
   return {
     includes: resolveNamedIncludes(source, read),
     body: [
-      'local function decide(KEYS, ARGV)',
-      withoutIncludes(source),
-      'end',
+      ...asDecideFunction(source),
       'local per_call = tonumber(ARGV[1])',
       'local replies = {}',
       'for i = 1, #KEYS do',
@@ -199,7 +197,7 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
   return {
     includes: resolveNamedIncludes(source, read),
     body: [
-      ...(entry ? [] : ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end']),
+      ...(entry ? [] : asDecideFunction(source)),
       'local m = tonumber(ARGV[1])',
       'local replies = {}',
       `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
