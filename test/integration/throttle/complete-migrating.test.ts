@@ -23,6 +23,8 @@ let cluster: RedisCluster;
 let sluice: Sluice;
 const prefix = uniquePrefix('cm');
 const k = new ThrottleKeys(new KeyBuilder(prefix), 'cmig');
+/** Each attempt's handler gate: opened at the end, so an attempt that failed before it leaves no job held (close would wait for it). */
+const gates: (() => void)[] = [];
 
 beforeAll(async () => {
   cluster = await startCluster();
@@ -30,6 +32,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  for (const open of gates) open();
   await sluice?.close();
   await cluster?.dispose();
 });
@@ -40,6 +43,7 @@ describe('a job completing while its slot migrates', () => {
     const throttle = sluice.throttle('cmig', { ratePerSecond: 50, capacity: 10 });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    gates.push(release);
     const runs: string[] = [];
     const worker = sluice.worker('cmig', async (job: ThrottledJob) => {
       runs.push(job.id);
