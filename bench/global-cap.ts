@@ -11,6 +11,7 @@
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
 //     [--warm-jobs N: N jobs through the workers first, not counted: workers that have been running a while]
+//     [--collect-at-start: the workers' start-up collections before they take jobs, as `sluice worker` runs them]
 // Prints one JSON document on stdout; progress goes to stderr.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -41,6 +42,8 @@ const { values: flags } = parseArgs({
     // Jobs run through the workers before the measured submits (their starts not counted): workers that
     // have been running a while (a burst onto a running service), not processes started just before it.
     'warm-jobs': { type: 'string', default: '0' },
+    // The workers run their start-up collections before they take jobs (the worker option collectAtStart, as `sluice worker` does).
+    'collect-at-start': { type: 'boolean', default: false },
   },
 });
 const n = (k: keyof typeof flags) => Number(flags[k]);
@@ -109,7 +112,7 @@ async function runSluice(url: string) {
   const jobs = capJobs(n('heavy'), n('heavy-jobs'), n('light'), n('light-jobs'), n('seed'));
   const prefix = `gc${Date.now()}`;
   const backend = { target: url } as never;
-  const procs = await Promise.all(Array.from({ length: n('procs') }, () => ThrottleProc.start(backend, prefix, 'cap', config, {}, REPORT_ENV)));
+  const procs = await Promise.all(Array.from({ length: n('procs') }, () => ThrottleProc.start(backend, prefix, 'cap', config, flags['collect-at-start'] ? { collectAtStart: true } : {}, REPORT_ENV)));
   await Promise.all(procs.map((p) => p.worker(n('concurrency'))));
   const sluice = createSluice({ redis: url, prefix });
   const throttle = sluice.throttle('cap', config);
@@ -204,6 +207,7 @@ try {
     workerProcesses: n('procs'),
     concurrency: n('concurrency'),
     warmJobs: n('warm-jobs'),
+    collectAtStart: flags['collect-at-start'],
   };
   const sluice = await runSluice(redis.url);
   const raw = new Redis(redis.port, '127.0.0.1');

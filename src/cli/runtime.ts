@@ -152,7 +152,7 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
 
     if (parts.workers) {
       const mod = await loadWorkersEntry();
-      const workers = new WorkerReloader((queues) => mod.runWorkers(sluice, queues, { concurrency: config.concurrency }), logger);
+      const workers = new WorkerReloader((queues) => mod.runWorkers(sluice, queues, { concurrency: config.concurrency, collectAtStart: true }), logger);
       const running = await workers.startInitial(initial.queues);
       reloader = workers;
       logger.info({ event: 'workers_ready', queues: running.queues }, 'sluice workers ready');

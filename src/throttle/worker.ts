@@ -14,6 +14,7 @@ import { passGate } from './pass-gate.js';
 import { Semaphore } from './semaphore.js';
 import type { Throttle } from './throttle.js';
 import type { LearnOutcome, UpstreamReport, UpstreamScope } from './upstream-learn.js';
+import { collectStartupGarbage } from './startup-collection.js';
 
 /** What a handler receives. */
 export interface ThrottledJob<P = unknown> {
@@ -82,6 +83,14 @@ export interface ThrottleWorkerOptions {
   callbackSecret?: string;
   /** Backstop walk over busy lanes (every 30 s): members whose slot is older than this and whose job is missing (ms, default 120,000). */
   repairAfterMs?: number;
+  /**
+   * Run two young-generation garbage collections once the worker is connected, before its dispatcher
+   * hands out a job (once per process; default false; `sluice worker` and `sluice dev` set it). A fresh
+   * process's first collections take 26-37 ms each and otherwise fall into its first burst of jobs,
+   * which then start late (src/throttle/startup-collection.ts). Sets V8's `--expose-gc` at run time to
+   * do so (the main context gets no `gc`).
+   */
+  collectAtStart?: boolean;
 }
 
 export class ThrottleWorker {
@@ -94,6 +103,8 @@ export class ThrottleWorker {
   private readonly handlerSlots: Semaphore;
   private readonly dispatching: Throttle[] = [];
   private allocating: Throttle | undefined;
+  /** @internal How long the start-up collections took (ms; collectAtStart), undefined when none ran in this worker. */
+  startupCollectionMs: number | undefined;
 
   /** @internal Made by `sluice.worker(name, handler)`. */
   constructor(
@@ -134,6 +145,7 @@ export class ThrottleWorker {
   /** A worker per shard (one dispatch loop each), and on a sharded throttle with a cap, the division of the cap. */
   private async start(throttle: Throttle): Promise<void> {
     await Promise.all(throttle.shards.map((shard) => this.startShard(shard)));
+    if (this.options.collectAtStart && !this.closing) this.startupCollectionMs = collectStartupGarbage();
     if (this.closing || !throttle.shareAllocator) return;
     throttle.shareAllocator.acquire();
     this.allocating = throttle;
