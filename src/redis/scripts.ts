@@ -506,24 +506,23 @@ export class ScriptRegistry {
       const node = client.slots[calculateSlot(call.keys[0]!)]?.[0];
       if (node !== undefined) {
         const at = `${name}\u0000node\u0000${node}`;
-        this.enqueueMany(at, call, () => this.flushManyToNode(name, node, at));
+        if (this.enqueueMany(at, call)) setImmediate(() => this.flushManyToNode(name, node, at));
         return;
       }
     }
     // One queue per script, and on a cluster per slot: a batch's keys must all be in one slot.
     const at = client instanceof Cluster && call.keys.length > 0 ? `${name}\u0000${calculateSlot(call.keys[0]!)}` : name;
-    this.enqueueMany(at, call, () => this.flushMany(name, at));
+    if (this.enqueueMany(at, call)) setImmediate(() => this.flushMany(name, at));
   }
 
   /** `enqueue` for the calls of a many-key script. */
-  private enqueueMany(at: string, call: ManyKeyCall, flush: () => void): void {
+  private enqueueMany(at: string, call: ManyKeyCall): boolean {
     let queue = this.manyQueues.get(at);
     if (!queue) {
       queue = [];
       this.manyQueues.set(at, queue);
     }
-    queue.push(call);
-    if (queue.length === 1) setImmediate(flush);
+    return queue.push(call) === 1;
   }
 
   private flushManyToNode(name: ScriptName, node: string, at: string): void {
@@ -632,25 +631,30 @@ export class ScriptRegistry {
       // One queue per master, by the client's slot map; a key whose slot it does not know yet goes alone.
       const node = this.scripts.has(nodeBatchName(name)) ? client.slots[calculateSlot(call.key)]?.[0] : undefined;
       if (node === undefined) this.send(name, [call]);
-      else this.enqueue(`${name}\u0000${node}`, call, () => this.flushNode(name, node, `${name}\u0000${node}`));
+      else {
+        const at = `${name}\u0000${node}`;
+        if (this.enqueue(at, call)) setImmediate(() => this.flushNode(name, node, at));
+      }
       return;
     }
     if (!this.scripts.has(batchName(name))) {
       this.send(name, [call]);
       return;
     }
-    this.enqueue(name, call, () => this.flush(name));
+    if (this.enqueue(name, call)) setImmediate(() => this.flush(name));
   }
 
-  /** Adds `call` to queue `at`; the first call of a turn schedules `flush` after the turn's I/O callbacks. */
-  private enqueue(at: string, call: BatchableCall, flush: () => void): void {
+  /**
+   * Adds `call` to queue `at`; true when it is the turn's first, whose caller schedules the flush after
+   * the turn's I/O callbacks (no closure made for the others: this runs for every decision).
+   */
+  private enqueue(at: string, call: BatchableCall): boolean {
     let queue = this.queues.get(at);
     if (!queue) {
       queue = [];
       this.queues.set(at, queue);
     }
-    queue.push(call);
-    if (queue.length === 1) setImmediate(flush);
+    return queue.push(call) === 1;
   }
 
   private flush(name: string): void {
