@@ -15,6 +15,23 @@ import type { ScriptParts } from './lua-functions.js';
 export const ELSEWHERE = 'sluice:elsewhere';
 
 /**
+ * The Lua lines that settle call i after `local ok, reply<, ...> = pcall(...)`: its reply when it ran;
+ * else, when `key` (its first key) is not served here, ELSEWHERE; else the batch ends with its error.
+ * `onReply`: the lines for a call that ran.
+ */
+function settleCall(key: string, onReply: readonly string[]): string[] {
+  return [
+    '  if ok then',
+    ...onReply.map((l) => `    ${l}`),
+    `  elseif pcall(redis.call, 'EXISTS', ${key}) then`,
+    '    error(reply)',
+    '  else',
+    `    replies[i] = '${ELSEWHERE}'`,
+    '  end',
+  ];
+}
+
+/**
  * The cluster form of a one-key decision script: no KEYS; ARGV[1] = arguments per decision, then for
  * each decision its key and its arguments. Each decision runs as the script would, in order, and sees
  * what the ones before it left. One that fails is asked whether its key is served here at all (an
@@ -36,13 +53,7 @@ export function nodeBatchedLua(source: string, read: (name: string) => string): 
       '  local argv = {}',
       '  for j = 1, per_call do argv[j] = ARGV[base + 1 + j] end',
       '  local ok, reply = pcall(decide, {key}, argv)',
-      '  if ok then',
-      '    replies[i] = reply',
-      "  elseif pcall(redis.call, 'EXISTS', key) then",
-      '    error(reply)',
-      '  else',
-      `    replies[i] = '${ELSEWHERE}'`,
-      '  end',
+      ...settleCall('key', ['replies[i] = reply']),
       '  base = base + per_call + 1',
       'end',
       'return replies',
@@ -73,14 +84,7 @@ export function nodeBatchedManyLua(entry: string, source: string, read: (name: s
       '  for j = 1, nk do keys[j] = ARGV[at + 2 + j] end',
       '  local a0 = at + 2 + nk',
       `  local ok, reply, last = pcall(${entry}, keys, ARGV, 0, a0, nk)`,
-      '  if ok then',
-      '    if not last then return reply end',
-      '    replies[i] = reply',
-      "  elseif pcall(redis.call, 'EXISTS', keys[1]) then",
-      '    error(reply)',
-      '  else',
-      `    replies[i] = '${ELSEWHERE}'`,
-      '  end',
+      ...settleCall('keys[1]', ['if not last then return reply end', 'replies[i] = reply']),
       '  at = a0 + na',
       'end',
       'return replies',
