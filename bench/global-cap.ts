@@ -11,7 +11,7 @@
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
 //     [--warm-jobs N: N jobs through the workers first, not counted: workers that have been running a while]
-//     [--collect-at-start: the workers' start-up collections before they take jobs, as `sluice worker` runs them]
+//     [--collect-at-start: the workers' start-up collections as soon as they have started, as `sluice worker` runs them]
 // Prints one JSON document on stdout; progress goes to stderr.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -42,7 +42,7 @@ const { values: flags } = parseArgs({
     // Jobs run through the workers before the measured submits (their starts not counted): workers that
     // have been running a while (a burst onto a running service), not processes started just before it.
     'warm-jobs': { type: 'string', default: '0' },
-    // The workers run their start-up collections before they take jobs (the worker option collectAtStart, as `sluice worker` does).
+    // The workers run their start-up collections as soon as they have started (the worker option collectAtStart, as `sluice worker` does).
     'collect-at-start': { type: 'boolean', default: false },
   },
 });

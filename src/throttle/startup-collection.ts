@@ -2,9 +2,10 @@
 // (modules, compiled code, connections) and take 26-37 ms each on a 2-core machine: traced in a burst of
 // jobs onto workers started just before it (docs/algorithms.md, "The first second"). In a worker they
 // fall into its first jobs, whose start calls and timers wait meanwhile, and the jobs due then start
-// late and go back to their lanes. Two collections when the worker is ready, before its dispatcher hands
-// out a job, promote those objects then: the first second of a burst onto just-started workers went
-// from 169-188 to 189-195 starts of 200 (bench/global-cap.ts --collect-at-start).
+// late and go back to their lanes. Two collections as soon as the worker has started (connected, its
+// dispatch loop just set going), ~30-60 ms once, promote those objects before the jobs flow: the first
+// second of a burst onto just-started workers went from 168-177 to 179-185 starts of 200 in three
+// alternated runs (bench/global-cap.ts --collect-at-start).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 

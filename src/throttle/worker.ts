@@ -84,8 +84,8 @@ export interface ThrottleWorkerOptions {
   /** Backstop walk over busy lanes (every 30 s): members whose slot is older than this and whose job is missing (ms, default 120,000). */
   repairAfterMs?: number;
   /**
-   * Run two young-generation garbage collections once the worker is connected, before its dispatcher
-   * hands out a job (once per process; default false; `sluice worker` and `sluice dev` set it). A fresh
+   * Run two young-generation garbage collections as soon as the worker has started (connected, its
+   * dispatch loop just set going), once per process (default false; `sluice worker` and `sluice dev` set it). A fresh
    * process's first collections take 26-37 ms each and otherwise fall into its first burst of jobs,
    * which then start late (src/throttle/startup-collection.ts). Sets V8's `--expose-gc` at run time to
    * do so (the main context gets no `gc`).
