@@ -178,41 +178,41 @@ async function throttlePhases(t: Topology) {
   };
 }
 
-/** Requests of three limits all-or-nothing (token bucket, sliding counter, fixed window of one client, one slot per client: the rules' slot_key) over 100,000 clients. */
-async function limitsPhase(t: Topology) {
-  const sluice = createSluice({ redis: t.target as never, prefix: `bdl${t.shards}` });
+/** `op` in a closed loop on a fresh client of `t` (prefix `prefix`) after a 500 ms warm-up (scripts loaded on every master, connections made), measured. */
+async function closedLoopPhase(t: Topology, prefix: string, what: string, make: (sluice: Sluice) => () => Promise<unknown>) {
+  const sluice = createSluice({ redis: t.target as never, prefix });
   await sluice.ready();
-  const limiters = (['token-bucket', 'sliding-counter', 'fixed-window'] as const).map((a) => sluice.limiter(BENCH_POLICIES[a]));
-  const key = identityOf(100_000);
-  const request = () => {
-    const client = key();
-    const options = { slot: client };
-    return limitAll(limiters.map((limiter) => ({ limiter, key: client, options })));
-  };
-  await closedLoop(request, inflight, 500);
-  log(`${t.label}: three-limit requests for ${seconds} s`);
+  const op = make(sluice);
+  await closedLoop(op, inflight, 500);
+  log(`${t.label}: ${what} for ${seconds} s`);
   const r = await measured(t, async () => {
-    const l = await closedLoop(request, inflight, seconds * 1000);
+    const l = await closedLoop(op, inflight, seconds * 1000);
     return { ops: l.ops, elapsedMs: l.elapsedMs };
   });
   await sluice.close();
   return r;
 }
 
-async function decisionPhase(t: Topology) {
-  const sluice = createSluice({ redis: t.target as never, prefix: `bdx${t.shards}` });
-  await sluice.ready();
-  const limiter = sluice.limiter(BENCH_POLICIES['token-bucket']);
-  const key = identityOf(100_000);
-  // Warm-up: scripts loaded on every master, connections made.
-  await closedLoop(() => limiter.limit(key()), inflight, 500);
-  log(`${t.label}: decisions for ${seconds} s`);
-  const r = await measured(t, async () => {
-    const l = await closedLoop(() => limiter.limit(key()), inflight, seconds * 1000);
-    return { ops: l.ops, elapsedMs: l.elapsedMs };
+/** Requests of three limits all-or-nothing (token bucket, sliding counter, fixed window of one client, one slot per client: the rules' slot_key) over 100,000 clients. */
+function limitsPhase(t: Topology) {
+  return closedLoopPhase(t, `bdl${t.shards}`, 'three-limit requests', (sluice) => {
+    const limiters = (['token-bucket', 'sliding-counter', 'fixed-window'] as const).map((a) => sluice.limiter(BENCH_POLICIES[a]));
+    const key = identityOf(100_000);
+    return () => {
+      const client = key();
+      const options = { slot: client };
+      return limitAll(limiters.map((limiter) => ({ limiter, key: client, options })));
+    };
   });
-  await sluice.close();
-  return r;
+}
+
+/** Token-bucket decisions over 100,000 keys. */
+function decisionPhase(t: Topology) {
+  return closedLoopPhase(t, `bdx${t.shards}`, 'decisions', (sluice) => {
+    const limiter = sluice.limiter(BENCH_POLICIES['token-bucket']);
+    const key = identityOf(100_000);
+    return () => limiter.limit(key());
+  });
 }
 
 const result: Record<string, unknown> = {
