@@ -21,6 +21,18 @@ export function asDecideFunction(source: string): string[] {
 }
 
 /**
+ * A batched form of one-key decision script `source`: its includes (made once per batch), `decide`,
+ * `per_call` (ARGV[1]: arguments per decision) and `replies`, then `loop` (which fills `replies`), then
+ * `return replies`.
+ */
+export function decideEachParts(source: string, read: (name: string) => string, loop: readonly string[]): { includes: { name: string; text: string }[]; body: string } {
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [...asDecideFunction(source), 'local per_call = tonumber(ARGV[1])', 'local replies = {}', ...loop, 'return replies'].join('\n'),
+  };
+}
+
+/**
  * The includes `source` needs, transitively: each one once, every include after the includes it asks
  * for (so what it defines is defined before use), as their sources with their own include lines taken
  * out. `read(name)` gives the text of lua/includes/<name>.lua.

@@ -13,7 +13,7 @@ import { malformedReply } from './reply.js';
 import { sendWhilePending } from './cluster-send.js';
 import { bulk, encodeArgs, sendEncoded, sendScriptRaw, sendsRaw } from './raw-send.js';
 import type { RedisClient } from './connection.js';
-import { asDecideFunction, expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
+import { asDecideFunction, decideEachParts, expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
 import { functionLibrary, type ScriptParts } from './lua-functions.js';
 import { ELSEWHERE, batchesByNode, masterConnection, nodeBatchedLua, nodeBatchedManyLua } from './node-batch.js';
 import { SCRIPT_NAMES, argvOf, batchSharing, countText, keysOf, shapeOf, type BatchSharing, type BatchedScript, type ScriptArg, type ScriptArgv, type ScriptKeys, type ScriptName } from './script-table.js';
@@ -78,21 +78,14 @@ export const MAX_BATCH = 32;
  */
 function batchedLua(source: string, read: (name: string) => string): ScriptParts {
   // The includes (helpers, the TIME cache) go outside the per-decision function: made once per batch.
-  return {
-    includes: resolveNamedIncludes(source, read),
-    body: [
-      ...asDecideFunction(source),
-      'local per_call = tonumber(ARGV[1])',
-      'local replies = {}',
-      'for i = 1, #KEYS do',
-      '  local argv = {}',
-      '  local base = 1 + (i - 1) * per_call',
-      '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
-      '  replies[i] = decide({KEYS[i]}, argv)',
-      'end',
-      'return replies',
-    ].join('\n'),
-  };
+  return decideEachParts(source, read, [
+    'for i = 1, #KEYS do',
+    '  local argv = {}',
+    '  local base = 1 + (i - 1) * per_call',
+    '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
+    '  replies[i] = decide({KEYS[i]}, argv)',
+    'end',
+  ]);
 }
 
 /**
