@@ -12,8 +12,7 @@
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
 -- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until then)
 -- KEYS[10] delayed: the BullMQ queue's delayed set (the job is parked there, BullMQ's score encoding)
--- KEYS[11] marker: the BullMQ queue's marker (a blocked worker wakes at the next delayed timestamp)
--- KEYS[12] events: the throttle's job event stream (src/throttle/events.ts): the 'admitted' event
+-- KEYS[11] events: the throttle's job event stream (src/throttle/events.ts): the 'admitted' event
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: the job id
 -- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
@@ -50,11 +49,12 @@
 -- Admission moves no meter: the dispatcher (throttle-dispatch.lua) decides when each queued job starts.
 -- The predicted start is the lane's next start plus its queued work at its share of the rate: its own
 -- interval, or, under a global cap, one start per round of the busy lanes.
--- A parked job is BullMQ 6's delayed job exactly (test/integration/throttle/bull-format.test.ts holds
--- it to queue.add's): the job hash (name, data, opts, timestamp, delay, priority), its member in the
--- delayed set at (timestamp + delay) * 4096 plus a sequence within the ms, and the marker at the next
--- delayed timestamp. BullMQ's own 'added' / 'delayed' stream entries, its id counter and meta are left
--- out: nothing reads them (sluice's job events are its own stream), and custom ids never use the counter.
+-- A parked job is BullMQ 6's delayed job (test/integration/throttle/bull-format.test.ts holds it to
+-- queue.add's): the job hash (name, data, opts, timestamp, delay, priority) exactly, and its member in the
+-- delayed set at (timestamp + delay) * 4096 plus a sequence within the ms (counted within this run).
+-- BullMQ's own 'added' / 'delayed' stream entries, its id counter, meta and marker are left out: nothing
+-- reads them (sluice's job events are its own stream, custom ids never use the counter, and a parked job
+-- falls due only an hour later: includes/bull-park.lua).
 -- @include now
 -- @include lane
 -- @include quota
@@ -78,7 +78,7 @@ if ARGV[11] == '1' then
     if predicted < 0 then predicted = now end
     -- An admission whose submitter (of an older version) died before its enqueue: the job now comes with it.
     if ARGV[15] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then
-      park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], ARGV[20])
+      park_job(KEYS[4], KEYS[10], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], ARGV[20])
     end
     return {2, predicted, redis.call('ZRANK', KEYS[2], member), now}
   end
@@ -164,8 +164,8 @@ redis.call('ZADD', KEYS[2], whole(order), member)
 tail.last, tail.count = order, position + 1
 local start_ms = whole(math.ceil(start / 1000))
 if ARGV[15] == '1' then
-  park_job(KEYS[4], KEYS[10], KEYS[11], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], ARGV[20])
-  redis.call('XADD', KEYS[12], 'MAXLEN', '~', ARGV[22], '*', 'e', 'admitted', 'j', job_id, 'd',
+  park_job(KEYS[4], KEYS[10], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], ARGV[20])
+  redis.call('XADD', KEYS[11], 'MAXLEN', '~', ARGV[22], '*', 'e', 'admitted', 'j', job_id, 'd',
     ARGV[21] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. whole(position) .. '}')
 else
   redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)

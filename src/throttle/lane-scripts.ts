@@ -114,7 +114,6 @@ export class LaneScripts {
       k.wake,
       k.laneOutgoing(laneId),
       this.scheduleKeys.delayed,
-      this.scheduleKeys.marker,
       k.events,
     ];
     const args: ScriptArg[] = [

@@ -1,6 +1,7 @@
 // The job a submit's admission writes (lua/includes/bull-park.lua) is BullMQ's own delayed job: held to
-// what BullMQ's queue.add writes for the same job, field by field and key by key, and to what BullMQ
-// does with it (read back, promote, a worker's run, retry with backoff, moveToDelayed, removal). A
+// what BullMQ's queue.add writes for the same job, field by field and key by key (less the marker, which a
+// park leaves alone), and to what BullMQ does with it (read back, promote, a worker's run, retry with
+// backoff, moveToDelayed, removal, a parked job falling due under a worker blocked since before). A
 // BullMQ upgrade that changes its job format fails here, not in production.
 import { DelayedError, Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -46,7 +47,7 @@ async function submitted(throttle: Throttle, key: string, payload: unknown, opti
 }
 
 describe("a parked job is BullMQ's delayed job", () => {
-  it('writes the hash fields, delayed score and marker queue.add writes for the same job', async () => {
+  it('writes the hash fields and delayed score queue.add writes for the same job, and leaves the marker alone', async () => {
     const { throttle, ref, raw, refPrefix } = pair('fmt');
     try {
       const payload = { text: 'héllo "quoted" \u2028', n: [1, 2.5, null], nested: { ok: true } };
@@ -70,19 +71,20 @@ describe("a parked job is BullMQ's delayed job", () => {
       // Timestamps: Redis's clock here, the adder's there (the same machine): within a second.
       expect(Math.abs(Number(mine.timestamp) - Number(theirs.timestamp))).toBeLessThan(1_000);
 
-      // The delayed set: (timestamp + delay) x 4096, first of its ms; the marker at the next delayed timestamp.
+      // The delayed set: (timestamp + delay) x 4096, first of its ms. BullMQ moves the marker to the next
+      // delayed timestamp; a park does not (it falls due an hour later: the last test below).
       const score = Number(await raw.zscore(`${throttle.keys.jobPrefix}delayed`, jobId));
       const refScore = Number(await raw.zscore(`${refPrefix}:${throttle.name}:delayed`, jobId));
       expect(score).toBe((Number(mine.timestamp) + PARK_MS) * 4096);
       expect(refScore).toBe((Number(theirs.timestamp) + PARK_MS) * 4096);
-      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(score / 4096)]);
+      expect(await raw.exists(`${throttle.keys.jobPrefix}marker`)).toBe(0);
       expect(await raw.zrange(`${refPrefix}:${throttle.name}:marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(refScore / 4096)]);
 
       // The same keys, but for what nothing reads: BullMQ's event stream ('added', 'delayed'), its id
-      // counter (custom ids never use it) and the events cap it keeps in meta.
+      // counter (custom ids never use it), its marker and the events cap it keeps in meta.
       const ourKeys = await suffixes(raw, throttle.keys.bullPrefix, throttle.name);
       const refKeys = await suffixes(raw, refPrefix, throttle.name);
-      expect(refKeys.filter((k) => !ourKeys.includes(k))).toEqual(['events', 'id']);
+      expect(refKeys.filter((k) => !ourKeys.includes(k))).toEqual(['events', 'id', 'marker']);
       expect(ourKeys.filter((k) => !refKeys.includes(k))).toEqual([]);
       expect(Object.keys(await raw.hgetall(`${refPrefix}:${throttle.name}:meta`)).sort()).toEqual(['opts.maxLenEvents', 'version']);
     } finally {
@@ -90,7 +92,7 @@ describe("a parked job is BullMQ's delayed job", () => {
     }
   });
 
-  it('jobs admitted in the same ms keep their order in the delayed set, as BullMQ numbers them', async () => {
+  it('jobs parked in the same ms by one script call keep their order in the delayed set, as BullMQ numbers them', async () => {
     const { throttle, ref } = pair('order');
     try {
       const ids = (await Promise.all(Array.from({ length: 20 }, (_, i) => throttle.submit(`k${i}`, { i })))).map((r) => (r.admitted ? r.jobId : ''));
@@ -109,19 +111,23 @@ describe("a parked job is BullMQ's delayed job", () => {
         const sameMsBefore = i > 0 && Math.floor(scores[i - 1]! / 4096) === ms;
         expect(scores[i]).toBe(sameMsBefore ? scores[i - 1]! + 1 : ms * 4096);
       }
-      // The marker at the first delayed timestamp.
-      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(scores[0]! / 4096)]);
-      // A second batch after the first: numbered on from what is in the set, the marker left where it is.
+      // A second batch: numbered within its own call (two calls in one ms may share scores: nothing reads
+      // their order, includes/bull-park.lua), each job in its ms.
       const more = (await Promise.all(Array.from({ length: 5 }, (_, i) => throttle.submit(`m${i}`, { i })))).map((r) => (r.admitted ? r.jobId : ''));
-      const all = await raw.zrange(`${throttle.keys.jobPrefix}delayed`, '0', '-1');
-      expect(all).toEqual([...ids, ...more]);
-      expect(await raw.zrange(`${throttle.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(scores[0]! / 4096)]);
+      const moreScores = await Promise.all(more.map(async (id) => Number(await raw.zscore(`${throttle.keys.jobPrefix}delayed`, id))));
+      for (let i = 0; i < moreScores.length; i++) {
+        const ms = Math.floor(moreScores[i]! / 4096);
+        const sameMsBefore = i > 0 && Math.floor(moreScores[i - 1]! / 4096) === ms;
+        expect(moreScores[i]).toBe(sameMsBefore ? moreScores[i - 1]! + 1 : ms * 4096);
+      }
+      expect(await raw.zcard(`${throttle.keys.jobPrefix}delayed`)).toBe(ids.length + more.length);
+      expect(await raw.exists(`${throttle.keys.jobPrefix}marker`)).toBe(0);
     } finally {
       await ref.close();
     }
   });
 
-  it('two throttles admitting in one batch: each delayed set numbered and marked on its own', async () => {
+  it('two throttles admitting in one batch: each delayed set numbered on its own', async () => {
     const sluice = ctx.backend.sluice();
     const a = sluice.throttle('mix-a', config);
     const b = sluice.throttle('mix-b', config);
@@ -139,7 +145,7 @@ describe("a parked job is BullMQ's delayed job", () => {
         const sameMs = Math.floor(scores[i]! / 4096) === Math.floor(scores[i - 1]! / 4096);
         expect(scores[i]).toBe(sameMs ? scores[i - 1]! + 1 : Math.floor(scores[i]! / 4096) * 4096);
       }
-      expect(await raw.zrange(`${t.keys.jobPrefix}marker`, '0', '-1', 'WITHSCORES')).toEqual(['1', String(scores[0]! / 4096)]);
+      expect(await raw.exists(`${t.keys.jobPrefix}marker`)).toBe(0);
     }
   });
 
@@ -211,6 +217,36 @@ describe("a parked job is BullMQ's delayed job", () => {
       await queue.remove(removeId);
       expect(await queue.getJob(removeId)).toBeUndefined();
       expect(await raw.zscore(`${throttle.keys.jobPrefix}delayed`, removeId)).toBeNull();
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('a parked job that falls due is run by a BullMQ worker blocked since before it, with no marker moved (a lost dispatch comes back)', async () => {
+    const { throttle, ref } = pair('due');
+    await ref.close();
+    const raw = ctx.backend.raw as Redis;
+    const jobId = await submitted(throttle, 'a', { kind: 'lost' });
+    let ranAt = 0;
+    // A bare BullMQ worker (no dispatcher): its first fetch finds nothing due and it blocks, for at most
+    // BullMQ's ceiling of 10 s, on the marker that no park moves.
+    const worker = new Worker(
+      throttle.name,
+      async () => {
+        ranAt = Date.now();
+      },
+      { connection: raw.duplicate({ maxRetriesPerRequest: null }), prefix: throttle.keys.bullPrefix, autorun: true },
+    );
+    try {
+      await worker.waitUntilReady();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(ranAt).toBe(0);
+      // The hour passes: the job is due now, as a park whose dispatch was lost is after PARK_MS.
+      const dueAt = Date.now();
+      await raw.zadd(`${throttle.keys.jobPrefix}delayed`, String(dueAt * 4096), jobId);
+      await until(async () => ranAt > 0, 15_000, 'the worker to run the due job');
+      // At the worker's next fetch: within BullMQ's 10 s block ceiling (and a second for the fetch).
+      expect(ranAt - dueAt).toBeLessThan(11_000);
     } finally {
       await worker.close();
     }
