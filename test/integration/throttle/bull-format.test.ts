@@ -251,4 +251,31 @@ describe("a parked job is BullMQ's delayed job", () => {
       await worker.close();
     }
   });
+
+  it('submits do not wake an idle worker blocked on the marker (each park used to answer its BZPOPMIN)', async () => {
+    const { throttle, ref } = pair('idle');
+    await ref.close();
+    const raw = ctx.backend.raw as Redis;
+    await throttle.ready();
+    // A bare BullMQ worker (no dispatcher: nothing hands these jobs out), idle and blocked on the marker.
+    const worker = new Worker(throttle.name, async () => undefined, {
+      connection: raw.duplicate({ maxRetriesPerRequest: null }),
+      prefix: throttle.keys.bullPrefix,
+    });
+    try {
+      await worker.waitUntilReady();
+      await new Promise((r) => setTimeout(r, 300));
+      const blockingCalls = async () => Number(/cmdstat_bzpopmin:calls=(\d+)/.exec(await raw.info('commandstats'))?.[1] ?? 0);
+      const before = await blockingCalls();
+      for (let i = 0; i < 10; i++) {
+        await submitted(throttle, `k${i}`, { i });
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      // The worker's one wait, sent before the submits, is still the one it waits in (up to 10 s).
+      expect((await blockingCalls()) - before).toBe(0);
+      expect(await raw.exists(`${throttle.keys.jobPrefix}marker`)).toBe(0);
+    } finally {
+      await worker.close();
+    }
+  });
 });
