@@ -190,7 +190,11 @@ if depth == 0 then
   end
   redis.call('PERSIST', KEYS[1])
   redis.call('ZADD', KEYS[3], depth_text, lane_id)
-  redis.call('ZADD', KEYS[6], whole(lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin)), lane_id)
+  -- In the waiting set from the instant its own rate allows, or from now when that is past: the same
+  -- instant for the dispatcher, which looks only from now on. A past instant put every new lane at one
+  -- score (0 for a lane never seen), and a sorted set's insert and removal among members of one score
+  -- compare member strings down the skiplist: 2.5 against 0.74 µs per ZADD into 100,000 members.
+  redis.call('ZADD', KEYS[6], whole(math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))), lane_id)
   wake_once(KEYS[8])
 else
   if plan then

@@ -166,9 +166,10 @@ export class DispatchModel {
     return n;
   }
 
-  private activate(id: string, lane: LaneState): void {
+  /** `fromUs`: an admission's now (lua/throttle-admit.lua puts a new lane in the waiting set no earlier). */
+  private activate(id: string, lane: LaneState, fromUs = 0): void {
     lane.v = Math.max(lane.v, this.virtual);
-    this.waiting.set(id, eligible(lane.c, lane.p, lane.i, lane.b, this.settings.marginPpm));
+    this.waiting.set(id, Math.max(fromUs, eligible(lane.c, lane.p, lane.i, lane.b, this.settings.marginPpm)));
   }
 
   private reposition(id: string, lane: LaneState): void {
@@ -234,7 +235,7 @@ export class DispatchModel {
     lane.d = depth + cost;
     lane.i = intervalUs;
     lane.b = burst;
-    if (depth === 0) this.activate(laneId, lane);
+    if (depth === 0) this.activate(laneId, lane, nowUs);
     return { kind: 'admitted', startUs: start, position };
   }
 
