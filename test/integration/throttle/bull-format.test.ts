@@ -40,6 +40,24 @@ async function suffixes(raw: Redis, prefix: string, name: string): Promise<strin
   return (await raw.keys(`${prefix}:${name}:*`)).map((k) => k.slice(`${prefix}:${name}:`.length)).sort();
 }
 
+/**
+ * Runs `body` with a throttle whose queue has a bare BullMQ worker (no dispatcher: nothing hands its jobs
+ * out) running `handler`, connected and idle: its first fetch found nothing due, and it blocks on the marker.
+ */
+async function withIdleBareWorker(name: string, handler: () => unknown, body: (throttle: Throttle, raw: Redis) => Promise<void>): Promise<void> {
+  const { throttle, ref, raw } = pair(name);
+  await ref.close();
+  await throttle.ready();
+  const worker = new Worker(throttle.name, async () => handler(), { connection: raw.duplicate({ maxRetriesPerRequest: null }), prefix: throttle.keys.bullPrefix });
+  try {
+    await worker.waitUntilReady();
+    await new Promise((r) => setTimeout(r, 300));
+    await body(throttle, raw);
+  } finally {
+    await worker.close();
+  }
+}
+
 async function submitted(throttle: Throttle, key: string, payload: unknown, options = {}): Promise<string> {
   const r = await throttle.submit(key, payload, options);
   if (!r.admitted) throw new Error(`not admitted: ${r.reason}`);
@@ -223,23 +241,10 @@ describe("a parked job is BullMQ's delayed job", () => {
   });
 
   it('a parked job that falls due is run by a BullMQ worker blocked since before it, with no marker moved (a lost dispatch comes back)', async () => {
-    const { throttle, ref } = pair('due');
-    await ref.close();
-    const raw = ctx.backend.raw as Redis;
-    const jobId = await submitted(throttle, 'a', { kind: 'lost' });
     let ranAt = 0;
-    // A bare BullMQ worker (no dispatcher): its first fetch finds nothing due and it blocks, for at most
-    // BullMQ's ceiling of 10 s, on the marker that no park moves.
-    const worker = new Worker(
-      throttle.name,
-      async () => {
-        ranAt = Date.now();
-      },
-      { connection: raw.duplicate({ maxRetriesPerRequest: null }), prefix: throttle.keys.bullPrefix, autorun: true },
-    );
-    try {
-      await worker.waitUntilReady();
-      await new Promise((r) => setTimeout(r, 300));
+    await withIdleBareWorker('due', () => (ranAt = Date.now()), async (throttle, raw) => {
+      const jobId = await submitted(throttle, 'a', { kind: 'lost' });
+      await new Promise((r) => setTimeout(r, 100));
       expect(ranAt).toBe(0);
       // The hour passes: the job is due now, as a park whose dispatch was lost is after PARK_MS.
       const dueAt = Date.now();
@@ -247,24 +252,11 @@ describe("a parked job is BullMQ's delayed job", () => {
       await until(async () => ranAt > 0, 15_000, 'the worker to run the due job');
       // At the worker's next fetch: within BullMQ's 10 s block ceiling (and a second for the fetch).
       expect(ranAt - dueAt).toBeLessThan(11_000);
-    } finally {
-      await worker.close();
-    }
+    });
   });
 
   it('submits do not wake an idle worker blocked on the marker (each park used to answer its BZPOPMIN)', async () => {
-    const { throttle, ref } = pair('idle');
-    await ref.close();
-    const raw = ctx.backend.raw as Redis;
-    await throttle.ready();
-    // A bare BullMQ worker (no dispatcher: nothing hands these jobs out), idle and blocked on the marker.
-    const worker = new Worker(throttle.name, async () => undefined, {
-      connection: raw.duplicate({ maxRetriesPerRequest: null }),
-      prefix: throttle.keys.bullPrefix,
-    });
-    try {
-      await worker.waitUntilReady();
-      await new Promise((r) => setTimeout(r, 300));
+    await withIdleBareWorker('idle', () => undefined, async (throttle, raw) => {
       const blockingCalls = async () => Number(/cmdstat_bzpopmin:calls=(\d+)/.exec(await raw.info('commandstats'))?.[1] ?? 0);
       const before = await blockingCalls();
       for (let i = 0; i < 10; i++) {
@@ -274,8 +266,6 @@ describe("a parked job is BullMQ's delayed job", () => {
       // The worker's one wait, sent before the submits, is still the one it waits in (up to 10 s).
       expect((await blockingCalls()) - before).toBe(0);
       expect(await raw.exists(`${throttle.keys.jobPrefix}marker`)).toBe(0);
-    } finally {
-      await worker.close();
-    }
+    });
   });
 });
