@@ -1,6 +1,6 @@
 -- includes/bull-park.lua: a job parked in BullMQ 6's delayed set: its job hash as BullMQ's addDelayedJob writes
 -- it and its member scored as BullMQ scores one (test/integration/throttle/bull-format.test.ts holds the two
--- to each other: a BullMQ upgrade that changes the format fails there). Needs includes/now.lua (read_time,
+-- to each other: a BullMQ upgrade that changes the format fails there). Needs includes/now.lua (now_ms,
 -- int, whole).
 --
 -- Two things BullMQ's add does are left out, because a parked job has no use for them and each cost a
@@ -31,13 +31,13 @@ end
 -- is: sluice's job ids are base64url, a '.s<n>' shard suffix at most, nothing to escape), delayed `delay_text` ms from Redis's
 -- now (BullMQ's timestamp is the adder's clock; here the server's).
 -- `delay_text`: the delay in ms as its decimal text (it goes into the hash as it is).
--- The timestamp is Redis's TIME of this run (read once), its text made once too.
+-- The timestamp is Redis's TIME of this run (now_ms: read once, never the caller's injected now), its text
+-- made once too.
 local park_ms, park_ms_text = nil, nil
 
 local function park_job(job_key, delayed_key, job_id, name, data, opts_tail, delay_text)
   if not park_ms then
-    local t = read_time()
-    park_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    park_ms = now_ms()
     park_ms_text = int(park_ms)
   end
   redis.call('HSET', job_key, 'name', name, 'data', data, 'opts', '{"jobId":"' .. job_id .. '"' .. opts_tail,
