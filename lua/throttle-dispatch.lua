@@ -64,17 +64,29 @@ local queue_concurrency = tonumber(meta[2])
 
 -- BullMQ's promote of one parked job (node_modules/bullmq/dist/cjs/commands/promote-9.lua, the version in
 -- package-lock.json, held to it by test/integration/throttle/dispatch-promote.test.ts): out of the
--- delayed set, onto the wait list (sluice never gives its jobs a priority), a marker for a blocked
--- worker unless the queue's global concurrency is used up, the `waiting` event, delay 0.
-local function promote(job_id)
-  if redis.call('ZREM', KEYS[7], job_id) == 0 then return end
-  -- A "0:" delay marker at the head of the wait list is BullMQ 4's; v5 and later still take it out.
-  local head = redis.call('LINDEX', KEYS[8], '0')
-  if head and string.sub(head, 1, 2) == '0:' then redis.call('LPOP', KEYS[8]) end
+-- delayed set, onto the wait list (sluice never gives its jobs a priority), the `waiting` event, delay 0;
+-- and, once per round (mark_promoted below), what promote does after each job: a BullMQ 4 "0:" delay
+-- marker at the head of the wait list taken out (v5 and later still do), checked before the round's first
+-- push (after it the head is a job of this round), and a marker for a blocked worker unless the queue's
+-- global concurrency is used up (the same member at the same score: one ZADD says what several do, and
+-- neither the active list nor the marker changes within the round).
+local promoted = 0
+-- `parked`: the caller took the job out of the delayed set already.
+local function promote(job_id, parked)
+  if not parked and redis.call('ZREM', KEYS[7], job_id) == 0 then return end
+  if promoted == 0 then
+    local head = redis.call('LINDEX', KEYS[8], '0')
+    if head and string.sub(head, 1, 2) == '0:' then redis.call('LPOP', KEYS[8]) end
+  end
+  promoted = promoted + 1
   redis.call('LPUSH', KEYS[8], job_id)
-  if not queue_concurrency or redis.call('LLEN', ARGV[8] .. 'active') < queue_concurrency then redis.call('ZADD', KEYS[9], '0', '0') end
   redis.call('XADD', KEYS[10], '*', 'event', 'waiting', 'jobId', job_id, 'prev', 'delayed')
   redis.call('HSET', ARGV[8] .. job_id, 'delay', '0')
+end
+
+local function mark_promoted()
+  if promoted == 0 then return end
+  if not queue_concurrency or redis.call('LLEN', ARGV[8] .. 'active') < queue_concurrency then redis.call('ZADD', KEYS[9], '0', '0') end
 end
 local horizon = now + number_of(ARGV[2])
 local floor = now + number_of(ARGV[3])
@@ -83,7 +95,7 @@ local max_jobs = number_of(ARGV[4])
 -- several processes never hand out past the bound together between someone's count and round.
 local max_out = tonumber(ARGV[11]) or 0
 if max_out > 0 then
-  local room = max_out - redis.call('ZCOUNT', KEYS[5], now - tonumber(ARGV[12]), '+inf')
+  local room = max_out - redis.call('ZCOUNT', KEYS[5], whole(now - tonumber(ARGV[12])), '+inf')
   if room <= 0 then return {0, now, horizon + 1000} end
   if room < max_jobs then max_jobs = room end
 end
@@ -112,12 +124,21 @@ while n < max_jobs do
   if t > horizon then next_due = t; break end
   -- Lanes whose own rate allows a start by t (without a cap: within the horizon) become ready.
   local by = capped and t or horizon
-  local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', by, 'LIMIT', '0', '128')
-  for _, id in ipairs(moving) do
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('ZADD', KEYS[2], tonumber(redis.call('HGET', lane_prefix .. id, 'v') or 0), id)
+  local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', whole(by), 'LIMIT', '0', '128')
+  if #moving > 0 then
+    -- One ZREM and one ZADD for them all (up to 128), each lane scored by its tag as stored: a score
+    -- text ZADD parses itself (no number made and printed again here).
+    local tagged = {}
+    for i, id in ipairs(moving) do
+      tagged[2 * i - 1] = redis.call('HGET', lane_prefix .. id, 'v') or '0'
+      tagged[2 * i] = id
+    end
+    redis.call('ZREM', KEYS[1], unpack(moving))
+    redis.call('ZADD', KEYS[2], unpack(tagged))
   end
-  local top = redis.call('ZRANGE', KEYS[2], '0', '0')
+  -- The lane with the smallest tag, taken out of `ready` (every branch below but a queue quota's leaves
+  -- it out: that one puts it back as it was).
+  local top = redis.call('ZPOPMIN', KEYS[2])
   if #top == 0 then
     local first = redis.call('ZRANGE', KEYS[1], '0', '0', 'WITHSCORES')
     if #first == 0 then break end
@@ -129,7 +150,9 @@ while n < max_jobs do
     local id = top[1]
     local lane_key = lane_prefix .. id
     local queue_key = lane_key .. ':q'
-    local head = redis.call('ZRANGE', queue_key, '0', '0', 'WITHSCORES')
+    -- The lane's head member, taken out of its queue: handed out below, or put back as it was
+    -- (ZPOPMIN's score text is its exact score) when the lane has to wait for it.
+    local head = redis.call('ZPOPMIN', queue_key)
     if #head == 0 then
       -- Counted busy with nothing queued (repaired meanwhile): idle it.
       deactivate_lane(id, KEYS[1], KEYS[2])
@@ -139,15 +162,21 @@ while n < max_jobs do
       local member = head[1]
       local job_id = string.match(member, '^(.*)|%d+$')
       local cost = member_cost(member)
-      if string.sub(job_id, 1, 1) ~= 'p' and redis.call('EXISTS', job_prefix .. job_id) == 0 then
+      -- A BullMQ job (in-process ones, 'p'-prefixed, have none) is handed out only once it exists. Without
+      -- quotas nothing below keeps it from being handed out now, so it is taken out of the delayed set
+      -- first (promote's first step), and that answer says it exists: EXISTS is asked only when it was
+      -- not parked (not added yet, or a worker parking it right now).
+      local bull_job = string.sub(job_id, 1, 1) ~= 'p'
+      local parked = bull_job and #quotas == 0 and redis.call('ZREM', KEYS[7], job_id) == 1
+      if bull_job and not parked and redis.call('EXISTS', job_prefix .. job_id) == 0 then
         -- Admitted, not enqueued yet (its submitter's add is a moment behind the admission, or lost:
         -- lane repair frees it). FIFO: the lane waits for it, out of this call, and is looked at again
         -- missingRetryUs from now (a new lane's first start would otherwise wait a whole horizon).
-        redis.call('ZREM', KEYS[2], id)
+        redis.call('ZADD', queue_key, head[2], member)
         missing[#missing + 1] = id
         missing[#missing + 1] = t
       else
-        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue')
+        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue', 'od')
         local depth = tonumber(st[1] or 0) - cost
         local tat = tonumber(st[2] or 0)
         local paused = tonumber(st[3] or 0)
@@ -167,18 +196,20 @@ while n < max_jobs do
           if not blocked then start = later end
         end
         if blocked and not blocked[2] then
-          -- The queue's quota: nothing starts before its reset (the lane keeps its place in `ready`).
+          -- The queue's quota: nothing starts before its reset (the lane keeps its place in `ready`, its
+          -- head job its place in the lane).
+          redis.call('ZADD', queue_key, head[2], member)
+          redis.call('ZADD', KEYS[2], top[2], id)
           next_due = blocked[1]
           break
         end
         if blocked then
-          -- This key's quota: the lane waits for its reset; the others go on.
-          redis.call('ZREM', KEYS[2], id)
+          -- This key's quota: the lane waits for its reset (its head job in its place); the others go on.
+          redis.call('ZADD', queue_key, head[2], member)
           -- (Past the horizon always: a lane put back within it would be taken up again in this call.)
-          redis.call('ZADD', KEYS[1], math.max(blocked[1], horizon + 1), id)
+          redis.call('ZADD', KEYS[1], whole(math.max(blocked[1], horizon + 1)), id)
         else
         if #quotas > 0 then quota_charge(quotas, lane_key, KEYS[3], start, cost, now, 1) end
-        redis.call('ZREM', queue_key, member)
         local key = tonumber(head[2])
         if key < 0 then
           -- Sent back before: it keeps its place should it come back again (lua/throttle-start.lua).
@@ -189,40 +220,44 @@ while n < max_jobs do
         virtual = math.max(virtual, tag)
         tag = tag + cost * weight
         if capped then global_slot = start + span(cost, global_interval, margin) end
-        redis.call('ZADD', KEYS[5], start, member .. '|' .. id)
-        -- The unit stays the lane's until the start (admission frees it then, exactly).
-        redis.call('ZADD', lane_key .. ':o', start, member)
-        redis.call('HINCRBY', lane_key, 'od', cost)
-        redis.call('PEXPIRE', lane_key .. ':o', ttl(math.max(0, start - now) / 1000))
-        if string.sub(job_id, 1, 1) ~= 'p' then promote(job_id) end
+        -- Numbers go to redis.call as text made by '%d' (whole(), includes/now.lua), not Redis's '%.17g'
+        -- of each: ~12 numbers per job handed out.
+        local start_text = whole(start)
+        redis.call('ZADD', KEYS[5], start_text, member .. '|' .. id)
+        -- The unit stays the lane's until the start (admission frees it then, exactly): counted in od,
+        -- written with the lane's other fields below.
+        redis.call('ZADD', lane_key .. ':o', start_text, member)
+        redis.call('PEXPIRE', lane_key .. ':o', whole(ttl(math.max(0, start - now) / 1000)))
+        if bull_job then promote(job_id, parked) end
         out[#out + 1] = job_id
         out[#out + 1] = id
         out[#out + 1] = start
         n = n + 1
-        redis.call('HSET', lane_key, 'd', math.max(0, depth), 'c', tat, 'v', tag)
-        redis.call('ZREM', KEYS[2], id)
+        local depth_text = whole(math.max(0, depth))
+        redis.call('HSET', lane_key, 'd', depth_text, 'c', whole(tat), 'v', whole(tag), 'od', whole(tonumber(st[9] or 0) + cost))
         if depth > 0 then
-          redis.call('ZADD', KEYS[4], depth, id)
-          redis.call('ZADD', KEYS[1], lane_eligible(tat, paused, interval, burst, margin), id)
+          redis.call('ZADD', KEYS[4], depth_text, id)
+          redis.call('ZADD', KEYS[1], whole(lane_eligible(tat, paused, interval, burst, margin)), id)
         else
           redis.call('ZREM', KEYS[4], id)
-          redis.call('PEXPIRE', lane_key, ttl(math.max(0, tat - now) / 1000))
+          redis.call('PEXPIRE', lane_key, whole(ttl(math.max(0, tat - now) / 1000)))
         end
         end
       end
     end
   end
 end
+mark_promoted()
 if n == max_jobs then next_due = now end
 if next_due == 0 and redis.call('ZCARD', KEYS[2]) > 0 then next_due = math.max(floor, global_slot) end
 if #missing > 0 then
   -- Back in waiting at the instant they were ready by (their own rate allowed a start then, which is
   -- all a capped round looks at), and a call again missingRetryUs from now.
-  for i = 1, #missing, 2 do redis.call('ZADD', KEYS[1], missing[i + 1], missing[i]) end
+  for i = 1, #missing, 2 do redis.call('ZADD', KEYS[1], whole(missing[i + 1]), missing[i]) end
   local retry = now + tonumber(ARGV[9]) + tonumber(ARGV[2])
   if next_due == 0 or next_due > retry then next_due = retry end
 end
-if capped then redis.call('HSET', KEYS[3], 's', global_slot, 'v', virtual) else redis.call('HSET', KEYS[3], 'v', virtual) end
+if capped then redis.call('HSET', KEYS[3], 's', whole(global_slot), 'v', whole(virtual)) else redis.call('HSET', KEYS[3], 'v', whole(virtual)) end
 out[1] = n
 out[3] = next_due
 return out
