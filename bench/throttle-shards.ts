@@ -72,13 +72,28 @@ async function cluster(): Promise<Topology> {
 /** Each master's CPU seconds now. */
 const cpus = (t: Topology) => Promise.all(t.masters.map((m) => redisCpuSeconds(() => m.info('cpu'))));
 
+/** Each master's socket reads so far and commands run (INFO stats, INFO commandstats: inside scripts too). */
+const work = (t: Topology) =>
+  Promise.all(
+    t.masters.map(async (m) => {
+      const reads = Number(/total_reads_processed:(\d+)/.exec(await m.info('stats'))?.[1] ?? 0);
+      const calls = [...(await m.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((a, x) => a + Number(x[1]), 0);
+      return { reads, calls };
+    }),
+  );
+
 /** Runs `phase`, returns its operations with each master's CPU over it. */
 async function measured(t: Topology, phase: () => Promise<{ ops: number; elapsedMs: number }>) {
   const before = await cpus(t);
+  const workBefore = await work(t);
   const { ops, elapsedMs } = await phase();
   const after = await cpus(t);
+  const workAfter = await work(t);
   const cpu = after.map((a, i) => a - before[i]!);
   return {
+    /** Socket reads and commands each master made per operation (the reads are a large part of Redis's CPU). */
+    redisReadsPerOpPerMaster: workAfter.map((w, i) => r2((w.reads - workBefore[i]!.reads) / Math.max(1, ops))),
+    redisCommandsPerOpPerMaster: workAfter.map((w, i) => r2((w.calls - workBefore[i]!.calls) / Math.max(1, ops))),
     ops,
     opsPerSec: Math.round((ops / elapsedMs) * 1000),
     redisCpuSecondsPerMaster: cpu.map(r2),
