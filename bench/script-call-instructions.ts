@@ -7,16 +7,13 @@
 // cost (parsing, lookup, reply) the same on both sides. Counts do not move with the machine's load.
 //   npx tsx bench/script-call-instructions.ts [--n 2000] [--scripts throttle-admit,throttle-start,...]
 // Needs valgrind. Prints one JSON document on stdout.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { functionLibrary } from '../src/redis/lua-functions.js';
 import { resolveNamedIncludes } from '../src/redis/lua-includes.js';
 import { luaDir } from '../src/redis/scripts.js';
-import { freePort } from '../test/helpers/redis-server.js';
+import { startCallgrindRedis } from './lib/callgrind-redis.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -29,20 +26,9 @@ if (!(n >= 100 && n <= 100_000)) throw new Error('--n: 100 .. 100000');
 
 const dir = luaDir();
 const read = (name: string) => readFileSync(join(dir, 'includes', `${name}.lua`), 'utf8');
-const work = mkdtempSync(join(tmpdir(), 'sluice-cg-'));
-const port = await freePort();
-const server = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${join(work, 'cg.out')}`, '-q', 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-const redis = new Redis(port, '127.0.0.1', { retryStrategy: () => 100 });
-redis.on('error', () => undefined); // refused until valgrind's redis-server listens
-
-/** Instructions the server has run so far (callgrind's live counter). */
-function instructions(): number {
-  const out = execFileSync('callgrind_control', ['-e', 'Ir', String(server.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  // One line per thread under "Totals:", `Th <i>  <count>`: summed.
-  const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)\s*$/gm)].map((m) => Number(m[1]!.replace(/,/g, '')));
-  if (threads.length === 0) throw new Error(`callgrind_control gave no Ir count:\n${out}`);
-  return threads.reduce((a, b) => a + b, 0);
-}
+const server = await startCallgrindRedis();
+const redis = server.client;
+const instructions = server.instructions;
 
 /** Instructions per call of `call`, run n times one at a time. */
 async function perCall(call: () => Promise<unknown>): Promise<number> {
@@ -53,13 +39,6 @@ async function perCall(call: () => Promise<unknown>): Promise<number> {
 }
 
 try {
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('redis-server under callgrind did not start in 60 s')), 60_000);
-    redis.once('ready', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
   // The fixed cost of a script call (EVALSHA of `return 0`), taken off both sides.
   const emptySha = (await redis.script('LOAD', 'return 0')) as string;
   const empty = await perCall(() => redis.evalsha(emptySha, 0));
@@ -78,8 +57,5 @@ try {
   }
   console.log(JSON.stringify({ bench: 'script-call-instructions', at: new Date().toISOString(), n, emptyScriptCall: empty, rows }, null, 1));
 } finally {
-  redis.disconnect();
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-  rmSync(work, { recursive: true, force: true });
+  await server.dispose();
 }

@@ -7,14 +7,10 @@
 // cap (per second). `--base DIR`: the same with another checkout's src/ (and its lua/), in the same run.
 //   npx tsx bench/throttle-dispatch-instructions.ts [--keys 1000] [--per-key 1] [--cap 0] [--base DIR]
 // Needs valgrind; ~10 s per tree. Prints one JSON document on stdout.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
-import { freePort } from '../test/helpers/redis-server.js';
+import { startCallgrindRedis } from './lib/callgrind-redis.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -34,20 +30,11 @@ type CreateSluice = typeof import('../src/index.js').createSluice;
 /** Instructions per job handed out, for the sluice of `src` (a module exporting createSluice). */
 async function measure(src: string): Promise<{ jobs: number; rounds: number; instructionsPerJob: number }> {
   const { createSluice } = (await import(src)) as { createSluice: CreateSluice };
-  const work = mkdtempSync(join(tmpdir(), 'sluice-cg-'));
-  const port = await freePort();
-  const server = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${join(work, 'cg.out')}`, '-q', 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(port, '127.0.0.1', { retryStrategy: () => 100 });
-  probe.on('error', () => undefined); // refused until valgrind's redis-server listens
-  const sluice = createSluice({ redis: `redis://127.0.0.1:${port}`, prefix: 'di' });
+  const server = await startCallgrindRedis();
+  const probe = server.client;
+  const instructions = server.instructions;
+  const sluice = createSluice({ redis: server.url, prefix: 'di' });
   try {
-    await new Promise((resolve) => probe.once('ready', resolve));
-    const instructions = () => {
-      const out = execFileSync('callgrind_control', ['-e', 'Ir', String(server.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-      const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)\s*$/gm)].map((m) => Number(m[1]!.replace(/,/g, '')));
-      if (threads.length === 0) throw new Error(`callgrind_control gave no Ir count:\n${out}`);
-      return threads.reduce((a, b) => a + b, 0);
-    };
     const throttle = sluice.throttle('di', { ratePerSecond: 1000, capacity: Math.max(100, perKey), keepCompleted: { count: 0 }, submitTimeoutMs: 60_000, ...(cap > 0 ? { globalRatePerSecond: cap } : {}) });
     await throttle.ready();
     for (let j = 0; j < perKey; j++) {
@@ -73,10 +60,7 @@ async function measure(src: string): Promise<{ jobs: number; rounds: number; ins
     return { jobs: counted, rounds, instructionsPerJob: Math.round(used / counted) };
   } finally {
     await sluice.close();
-    probe.disconnect();
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    rmSync(work, { recursive: true, force: true });
+    await server.dispose();
   }
 }
 
