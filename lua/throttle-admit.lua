@@ -88,7 +88,7 @@ end
 local state = lane_state(KEYS[1])
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
-state[4] = settle_outgoing(KEYS[1], KEYS[9], now, state[4])
+state[4] = settle_outgoing(KEYS[1], KEYS[9], now, state[4], state[6])
 local held = depth + state[4]
 local g = global_state(KEYS[7])
 global_interval = shared(global_interval, g[3], g[4], now)

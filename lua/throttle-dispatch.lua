@@ -176,7 +176,7 @@ while n < max_jobs do
         missing[#missing + 1] = id
         missing[#missing + 1] = t
       else
-        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue', 'od')
+        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue', 'od', 'oe')
         local depth = tonumber(st[1] or 0) - cost
         local tat = tonumber(st[2] or 0)
         local paused = tonumber(st[3] or 0)
@@ -225,16 +225,26 @@ while n < max_jobs do
         local start_text = whole(start)
         redis.call('ZADD', KEYS[5], start_text, member .. '|' .. id)
         -- The unit stays the lane's until the start (admission frees it then, exactly): counted in od,
-        -- written with the lane's other fields below.
+        -- written with the lane's other fields below. Once the outgoing set has outlived its last start
+        -- (oe, includes/lane.lua), what od still counts has started: the count starts again from this
+        -- unit, in a set of its own.
+        local out_units = tonumber(st[9] or 0)
+        local out_until = start + OUTGOING_LIFE_US
+        if outgoing_expired(st[10], now) then
+          if out_units > 0 then redis.call('DEL', lane_key .. ':o') end
+          out_units = 0
+        elseif st[10] then
+          out_until = math.max(out_until, tonumber(st[10]))
+        end
         redis.call('ZADD', lane_key .. ':o', start_text, member)
-        redis.call('PEXPIRE', lane_key .. ':o', whole(ttl(math.max(0, start - now) / 1000)))
+        redis.call('PEXPIRE', lane_key .. ':o', whole(ttl(math.max(0, out_until - OUTGOING_LIFE_US - now) / 1000)))
         if bull_job then promote(job_id, parked) end
         out[#out + 1] = job_id
         out[#out + 1] = id
         out[#out + 1] = start
         n = n + 1
         local depth_text = whole(math.max(0, depth))
-        redis.call('HSET', lane_key, 'd', depth_text, 'c', whole(tat), 'v', whole(tag), 'od', whole(tonumber(st[9] or 0) + cost))
+        redis.call('HSET', lane_key, 'd', depth_text, 'c', whole(tat), 'v', whole(tag), 'od', whole(out_units + cost), 'oe', whole(out_until))
         if depth > 0 then
           redis.call('ZADD', KEYS[4], depth_text, id)
           redis.call('ZADD', KEYS[1], whole(lane_eligible(tat, paused, interval, burst, margin)), id)

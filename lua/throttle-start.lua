@@ -91,25 +91,67 @@ local function requeue(slot)
 end
 
 local function late(held)
-  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue')
+  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe')
   local tat = tonumber(st[1] or 0)
   local lane_interval = learned(interval, st[3], st[4], now)
-  if tat > held + span(cost, lane_interval, margin) then return park(held) end
   local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
-  local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
   local cap = learned(shared(global_interval, g[5], g[6], now), g[2], g[3], now)
+  -- Later jobs of its lane were handed out after it (the lane's meter is past this job's own span).
+  local later
+  if tat > held + span(cost, lane_interval, margin) then
+    -- Under a global cap their starts are interleaved with every other lane's, and a quota counts each
+    -- start in its window: the job goes back to its lane.
+    if cap > 0 or #quotas > 0 then return park(held) end
+    -- Without either, the lane's starts matter only among themselves: this job and every later one of
+    -- its lane move by the same amount (FIFO and spacing kept), as long as none of those has reached the
+    -- gate yet (its start is known to its worker: then this job goes back). A backlog met by workers
+    -- that fall behind no longer sends its jobs round again (park, requeue, hand-out, fetch) one by one.
+    -- They are the outgoing set's members from this job's start on: all of them while this job's own
+    -- member is still there at its start. Members leave the set in start order (an admission settles
+    -- those whose start is past: includes/lane.lua), or all at once when it expires, or one by one when
+    -- its job goes back to the lane (and then no longer comes after this one).
+    if outgoing_expired(st[5], now) or tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return park(held) end
+    later = {}
+    local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES')
+    for i = 1, #found, 2 do
+      if found[i] ~= member then
+        if not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then return park(held) end
+        later[#later + 1] = found[i]
+        later[#later + 1] = found[i + 1]
+      end
+    end
+    if #later == 0 then return park(held) end
+  end
+  local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park(held) end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the
   -- quota units are given back, and its next hand-out counts in the new window).
   if #quotas > 0 and quota_crosses(quotas, held, start) then return park(held) end
-  redis.call('HSET', KEYS[1], 'c', start + span(cost, lane_interval, margin))
+  local after = start + span(cost, lane_interval, margin)
+  local last_start = start
+  if later then
+    local shift = start - held
+    for i = 1, #later, 2 do
+      local at = whole(tonumber(later[i + 1]) + shift)
+      redis.call('ZADD', KEYS[9], 'XX', at, later[i])
+      redis.call('ZADD', KEYS[5], 'XX', at, later[i] .. '|' .. lane_id)
+    end
+    last_start = tonumber(later[#later]) + shift
+    after = tat + shift
+  end
+  redis.call('HSET', KEYS[1], 'c', whole(after))
   -- A lane with no queued work keeps its meter only as long as it matters (it may even have expired
   -- while this job waited for a worker: the write above made it anew).
   if tonumber(redis.call('HGET', KEYS[1], 'd') or 0) <= 0 then
-    redis.call('PEXPIRE', KEYS[1], ttl((start + span(cost, lane_interval, margin) - now) / 1000))
+    redis.call('PEXPIRE', KEYS[1], ttl((after - now) / 1000))
   end
   redis.call('ZADD', KEYS[9], 'XX', start, member)
+  -- The outgoing set lives a second past its last start (includes/lane.lua): so do the starts moved here.
+  if st[5] and not outgoing_expired(st[5], now) and last_start + OUTGOING_LIFE_US > tonumber(st[5]) then
+    redis.call('PEXPIRE', KEYS[9], whole(ttl((last_start - now) / 1000)))
+    redis.call('HSET', KEYS[1], 'oe', whole(last_start + OUTGOING_LIFE_US))
+  end
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
   return {1, start, now}

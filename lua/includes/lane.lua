@@ -103,12 +103,29 @@ local function reposition_lane(lane_key, lane_id, waiting_key, ready_key, margin
   redis.call('ZADD', waiting_key, lane_eligible(tonumber(st[1] or 0), tonumber(st[2] or 0), tonumber(st[4] or 1), tonumber(st[5] or 0), margin_ppm), lane_id)
 end
 
+-- The outgoing set `:o` expires a second after its last member's start (nothing reads it past that), and
+-- the lane hash keeps that instant (field oe, Redis-time µs, written with od). From then on its members,
+-- gone or not, have all started: the units od counts are free, whatever a lane that stays busy (so never
+-- expires itself) still holds in od. A lane without oe (written by an older version) keeps its od.
+local OUTGOING_LIFE_US = 1000000
+
+local function outgoing_expired(expires, now)
+  return expires and expires ~= '' and now >= tonumber(expires) or false
+end
+
 -- The lane's outgoing units whose start is past are free again: drop them; returns the units still out.
 -- `od`: the lane's field od when the caller has read it already (false: none), else it is read here.
-local function settle_outgoing(lane_key, outgoing_key, now, od)
+local function settle_outgoing(lane_key, outgoing_key, now, od, expires)
   if od == nil then od = redis.call('HGET', lane_key, 'od') end
   local out = tonumber(od or 0)
   if out <= 0 then return 0 end
+  if outgoing_expired(expires, now) then
+    -- Every member's start is more than a second past: all started. The set may be gone already (it
+    -- expires then), and od must not outlive it.
+    redis.call('DEL', outgoing_key)
+    redis.call('HSET', lane_key, 'od', '0')
+    return 0
+  end
   local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', now)
   if #past > 0 then
     for _, m in ipairs(past) do out = out - member_cost(m) end

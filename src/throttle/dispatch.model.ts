@@ -28,6 +28,8 @@ interface LaneState {
   /** Units handed to the workers whose start is not known to be past, and those jobs: member -> start µs. */
   od: number;
   out: Map<string, number>;
+  /** Until when (µs) the outgoing set lives, a second past its last start; 0: not known (includes/lane.lua oe). */
+  oe: number;
   queue: QueuedMember[];
   /** Members handed out again after being sent back -> the lane key they keep (the lane's `:k` hash). */
   back: Map<string, number>;
@@ -66,6 +68,12 @@ export type ModelStart = { go: true; startUs: number } | { go: false; slotUs?: n
 
 /** A member sent back to its lane is keyed by its first start less this (includes/lane.lua BACK_OFFSET). */
 const BACK_OFFSET = 4_000_000_000_000_000;
+/** The outgoing set lives this long past its last start (includes/lane.lua OUTGOING_LIFE_US). */
+const OUTGOING_LIFE_US = 1_000_000;
+
+function outgoingExpired(oe: number, nowUs: number): boolean {
+  return oe > 0 && nowUs >= oe;
+}
 
 /** `units` x interval stretched by the margin, whole µs (includes/lane.lua span). */
 export function span(units: number, interval: number, marginPpm: number): number {
@@ -154,7 +162,7 @@ export class DispatchModel {
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), queue: [], back: new Map() };
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), oe: 0, queue: [], back: new Map() };
       this.lanes.set(id, lane);
     }
     return lane;
@@ -182,8 +190,12 @@ export class DispatchModel {
     const m = this.settings.marginPpm;
     const lane = this.lane(laneId);
     const depth = lane.d;
-    // includes/lane.lua settle_outgoing: units whose start is past are free again.
-    if (lane.od > 0) {
+    // includes/lane.lua settle_outgoing: units whose start is past are free again (all of them once the
+    // outgoing set has outlived its last start).
+    if (lane.od > 0 && outgoingExpired(lane.oe, nowUs)) {
+      lane.out.clear();
+      lane.od = 0;
+    } else if (lane.od > 0) {
       for (const [member, start] of [...lane.out]) {
         if (start > nowUs) continue;
         lane.od -= costOf(member);
@@ -318,8 +330,15 @@ export class DispatchModel {
       lane.v += cost * lane.i;
       if (capped) this.globalSlot = start + span(cost, g, m);
       this.dispatched.set(`${head.member}|${id}`, start);
+      // A set that outlived its last start starts again from this unit (lua/throttle-dispatch.lua).
+      let outUntil = start + OUTGOING_LIFE_US;
+      if (outgoingExpired(lane.oe, nowUs)) {
+        lane.out.clear();
+        lane.od = 0;
+      } else if (lane.oe > 0) outUntil = Math.max(outUntil, lane.oe);
       lane.out.set(head.member, start);
       lane.od += cost;
+      lane.oe = outUntil;
       jobs.push({ jobId: head.member.slice(0, head.member.lastIndexOf('|')), laneId: id, startUs: start });
       lane.d = Math.max(0, depth);
       this.ready.delete(id);
@@ -371,14 +390,35 @@ export class DispatchModel {
       const lane = this.lane(laneId);
       const cost = costOf(member);
       const laneInterval = learned(intervalUs, lane.ui, lane.ue, nowUs);
-      if (lane.c > held + span(cost, laneInterval, m)) return park(held);
-      let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
       const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
+      // Later jobs of its lane handed out: without a cap or quotas they move with it, as long as none
+      // has reached the gate and this job's own member still holds its start (lua/throttle-start.lua).
+      let later: [string, number][] | undefined;
+      if (lane.c > held + span(cost, laneInterval, m)) {
+        if (cap > 0 || qs.length > 0) return park(held);
+        if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return park(held);
+        later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
+        if (later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`))) return park(held);
+        if (later.length === 0) return park(held);
+      }
+      let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return park(held);
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return park(held);
-      lane.c = start + span(cost, laneInterval, m);
+      let after = start + span(cost, laneInterval, m);
+      let lastStart = start;
+      if (later) {
+        const shift = start - held;
+        for (const [other, at] of later) {
+          lane.out.set(other, at + shift);
+          this.dispatched.set(`${other}|${laneId}`, at + shift);
+          lastStart = Math.max(lastStart, at + shift);
+        }
+        after = lane.c + shift;
+      }
+      lane.c = after;
       if (lane.out.has(member)) lane.out.set(member, start);
+      if (lane.oe > 0 && !outgoingExpired(lane.oe, nowUs) && lastStart + OUTGOING_LIFE_US > lane.oe) lane.oe = lastStart + OUTGOING_LIFE_US;
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };

@@ -1,0 +1,151 @@
+// A job that reaches the gate after its start (its worker fell behind) when later jobs of its lane were
+// handed out already. Without a global cap or quotas the lane's starts matter only among themselves: the
+// late job and its lane's later hand-outs move together (FIFO and spacing kept) instead of the late one
+// going back to its lane, as long as none of the later ones reached the gate. And the lane's count of
+// units handed out (od) does not outlive the outgoing set that says when each starts. Injected times on a
+// real Redis, except where the set's real expiry is the point.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { laneMember } from '../../../src/throttle/keys.js';
+import { DispatchModel } from '../../../src/throttle/dispatch.model.js';
+import { TOPOLOGIES, useBackend } from '../../helpers/fixtures.js';
+
+let run = 0;
+const T0 = 1_800_000_000_000_000;
+const at = (us: number) => String(T0 + us);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
+  const ctx = useBackend(topology);
+
+  /** A throttle at 100/s (interval 10 ms: three jobs of one lane in one round, lead 50 ms) and its jobs handed out (under a cap, those of its shorter horizon). */
+  async function threeHandedOut(config: { globalRatePerSecond?: number } = {}) {
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 100, capacity: 5, ...config });
+    const lanes = throttle.gateLanes;
+    for (const job of ['pA', 'pB', 'pC']) expect((await lanes.admit('k', job, 1, false, at(0))).kind).toBe('admitted');
+    const round = await lanes.dispatch(10, at(0));
+    expect(round.jobs.map((j) => j.jobId)).toEqual(config.globalRatePerSecond ? ['pA', 'pB'] : ['pA', 'pB', 'pC']);
+    const slot = new Map(round.jobs.map((j) => [j.jobId, j.startUs]));
+    const spacing = Math.floor(10_000 * 1.01);
+    expect(slot.get('pB')! - slot.get('pA')!).toBe(spacing);
+    return { throttle, lanes, slot, spacing };
+  }
+
+  it('no cap: the late job and the later hand-outs of its lane move together; none goes back', async () => {
+    const { throttle, lanes, slot, spacing } = await threeHandedOut();
+    const late = slot.get('pA')! - T0 + 40_000;
+    const a = await lanes.start('k', 'pA', 1, { mode: 'start' }, at(late));
+    // A fresh start one delivery time from now, and B and C exactly as far behind it as before.
+    expect(a).toMatchObject({ go: true, startUs: T0 + late + throttle.timing.deliveryUs });
+    const shift = (a as { startUs: number }).startUs - slot.get('pA')!;
+    const b = await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! + shift));
+    expect(b).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! + shift }));
+    const c = await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pC')! + shift - 3_000));
+    expect(c).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! + shift }));
+    expect((c as { startUs: number }).startUs - (b as { startUs: number }).startUs).toBe(spacing);
+    // The lane's next job comes one interval after C's new start, not before.
+    expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pC')! + shift))).kind).toBe('admitted');
+    const next = await lanes.dispatch(10, String(slot.get('pC')! + shift));
+    expect(next.jobs.map((j) => j.jobId)).toEqual(['pD']);
+    expect(next.jobs[0]!.startUs).toBeGreaterThanOrEqual(slot.get('pC')! + shift + spacing);
+  });
+
+  it('no cap: a later job of the lane that reached the gate first keeps its start; the late one goes back', async () => {
+    const { lanes, slot } = await threeHandedOut();
+    // B's worker was on time; A's comes after B's start.
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! - 1_000))).toMatchObject({ go: true, startUs: slot.get('pB')! });
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pB')! + 5_000))).toEqual(expect.objectContaining({ go: false, slotUs: slot.get('pA')! }));
+    // C keeps its start too.
+    expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pC')!))).toMatchObject({ go: true, startUs: slot.get('pC')! });
+  });
+
+  it("no cap: once an admission has settled the late job's own start, it goes back", async () => {
+    const { lanes, slot } = await threeHandedOut();
+    // An admission after A's start frees A's unit (A's start is past): A's member leaves the outgoing set.
+    expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pA')! + 6_000))).kind).toBe('admitted');
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! + 7_000))).toEqual(expect.objectContaining({ go: false, slotUs: slot.get('pA')! }));
+  });
+
+  it("under a global cap the late job goes back: its lane's starts are interleaved with the others", async () => {
+    const { lanes, slot } = await threeHandedOut({ globalRatePerSecond: 100 });
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! + 40_000))).toEqual(expect.objectContaining({ go: false, slotUs: slot.get('pA')! }));
+  });
+
+  it('a busy slow lane keeps its capacity once the outgoing set has expired (Redis time, real expiry)', async () => {
+    // 0.5/s: one start every 2 s; capacity 3. Three queued, the first handed out now: od = 1.
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 0.5, capacity: 3 });
+    const lanes = throttle.gateLanes;
+    for (const job of ['pA', 'pB', 'pC']) expect((await lanes.admit('k', job, 1, false, '')).kind).toBe('admitted');
+    const round = await lanes.dispatch(10);
+    expect(round.jobs.map((j) => j.jobId)).toEqual(['pA']);
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(round.jobs[0]!.startUs))).toMatchObject({ go: true });
+    // The outgoing set expires a second after A's start, before any admission settled A's unit.
+    await sleep(round.jobs[0]!.startUs / 1000 - Date.now() + 1_300);
+    expect(await ctx.backend.raw.exists(throttle.keys.laneOutgoing('k'))).toBe(0);
+    // Two queued, none handed out and not started: room for one more, exactly.
+    expect((await lanes.admit('k', 'pD', 1, false, '')).kind).toBe('admitted');
+    expect((await lanes.admit('k', 'pE', 1, false, '')).kind).toBe('queue_full');
+    expect((await lanes.state('k')).depth).toBe(3);
+  });
+  it('workers taking jobs in hand-out order, on time or late: the scripts answer as the model, and each lane starts in FIFO order, spaced', async () => {
+    const LANES = ['a', 'b', 'c'];
+    const step = fc.record({
+      dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8_000 }), fc.integer({ min: 0, max: 60_000 })),
+      op: fc.oneof(
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom(...LANES) }) },
+        { weight: 2, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
+        { weight: 4, arbitrary: fc.record({ kind: fc.constant('arrive' as const) }) },
+      ),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(50, 100, 333), fc.array(step, { minLength: 1, maxLength: 80 }), async (ratePerSecond, steps) => {
+        const throttle = ctx.sluice.throttle(`lateprop${run++}`, { ratePerSecond, capacity: 12 });
+        const lanes = throttle.gateLanes;
+        const t = throttle.timing;
+        const model = new DispatchModel({ globalIntervalUs: 0, marginPpm: t.marginPpm });
+        let now = T0;
+        let job = 0;
+        // Handed out and not arrived yet, in hand-out order; each lane's admission order; its starts.
+        const out: { lane: string; jobId: string }[] = [];
+        const admitted = new Map<string, string[]>(LANES.map((l) => [l, []]));
+        const started = new Map<string, { jobId: string; startUs: number }[]>(LANES.map((l) => [l, []]));
+        const both = async (lane: string, jobId: string, how: { mode: 'start' } | { mode: 'requeue'; slotUs?: number | undefined }) => {
+          const got = await lanes.start(lane, jobId, 1, how, String(now));
+          const want = model.start(now, lane, laneMember(jobId, 1), how, t.laneIntervalUs, 0, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+          expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
+          return want;
+        };
+        for (const { dtUs, op } of steps) {
+          now += dtUs;
+          if (op.kind === 'admit') {
+            const jobId = `p${job++}`;
+            const got = await lanes.admit(op.lane, jobId, 1, false, String(now));
+            const want = model.admit(now, op.lane, jobId, 1, 12, t.laneIntervalUs, 0);
+            expect(got.kind).toBe(want.kind);
+            if (want.kind === 'admitted') admitted.get(op.lane)!.push(jobId);
+          } else if (op.kind === 'dispatch') {
+            const got = await lanes.dispatch(op.maxJobs, String(now));
+            const want = model.dispatch(now, t.leadUs, t.deliveryUs, op.maxJobs);
+            expect({ nextUs: got.nextUs, jobs: got.jobs }).toEqual(want);
+            out.push(...want.jobs.map((j) => ({ lane: j.laneId, jobId: j.jobId })));
+          } else if (out.length > 0) {
+            const j = out.shift()!;
+            const answer = await both(j.lane, j.jobId, { mode: 'start' });
+            if (answer.go) started.get(j.lane)!.push({ jobId: j.jobId, startUs: answer.startUs });
+            // No start now: parked by its worker, then back at the head of its lane.
+            else expect((await both(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);
+          }
+        }
+        const spacing = Math.floor(t.laneIntervalUs * (1 + t.marginPpm / 1e6));
+        for (const lane of LANES) {
+          const starts = started.get(lane)!;
+          // In admission order, and never closer than the lane's interval (with the pacing margin).
+          const order = admitted.get(lane)!;
+          expect(starts.map((s) => order.indexOf(s.jobId))).toEqual([...starts.map((s) => order.indexOf(s.jobId))].sort((x, y) => x - y));
+          for (let i = 1; i < starts.length; i++) expect(starts[i]!.startUs - starts[i - 1]!.startUs).toBeGreaterThanOrEqual(spacing);
+        }
+      }),
+      { numRuns: Number(process.env.PROP_RUNS ?? 40) },
+    );
+  });
+});
