@@ -58,6 +58,8 @@ local tolerance = number_of(ARGV[12])
 local quotas = parse_quotas(ARGV[13])
 
 local entry = member .. '|' .. lane_id
+-- The most later hand-outs of its lane a late job moves with it (late() below).
+local MAX_MOVED = 64
 
 local function park(slot)
   redis.call('ZADD', KEYS[5], now, entry)
@@ -111,8 +113,10 @@ local function late(held)
     -- those whose start is past: includes/lane.lua), or all at once when it expires, or one by one when
     -- its job goes back to the lane (and then no longer comes after this one).
     if outgoing_expired(st[5], now) or tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return park(held) end
+    -- At most MAX_MOVED of them (one call's work stays bounded; more go back as before).
     later = {}
-    local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES')
+    local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES', 'LIMIT', '0', MAX_MOVED + 2)
+    if #found > 2 * (MAX_MOVED + 1) then return park(held) end
     for i = 1, #found, 2 do
       if found[i] ~= member then
         if not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then return park(held) end
@@ -120,7 +124,7 @@ local function late(held)
         later[#later + 1] = found[i + 1]
       end
     end
-    if #later == 0 then return park(held) end
+    if #later == 0 or #later > 2 * MAX_MOVED then return park(held) end
   end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end

@@ -68,6 +68,8 @@ export type ModelStart = { go: true; startUs: number } | { go: false; slotUs?: n
 
 /** A member sent back to its lane is keyed by its first start less this (includes/lane.lua BACK_OFFSET). */
 const BACK_OFFSET = 4_000_000_000_000_000;
+/** The most later hand-outs of its lane a late job moves with it (lua/throttle-start.lua MAX_MOVED). */
+const MAX_MOVED = 64;
 /** The outgoing set lives this long past its last start (includes/lane.lua OUTGOING_LIFE_US). */
 const OUTGOING_LIFE_US = 1_000_000;
 
@@ -398,8 +400,8 @@ export class DispatchModel {
         if (cap > 0 || qs.length > 0) return park(held);
         if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return park(held);
         later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
+        if (later.length === 0 || later.length > MAX_MOVED) return park(held);
         if (later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`))) return park(held);
-        if (later.length === 0) return park(held);
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
       if (cap > 0) start = Math.max(start, this.globalSlot);

@@ -66,6 +66,20 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! + 7_000))).toEqual(expect.objectContaining({ go: false, slotUs: slot.get('pA')! }));
   });
 
+  it('a late job moves at most 64 later hand-outs of its lane; with more it goes back (one call stays short)', async () => {
+    for (const [jobs, moves] of [[65, true], [66, false]] as const) {
+      // 100,000/s: every job of the lane in one round.
+      const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 100_000, capacity: 100 });
+      const lanes = throttle.gateLanes;
+      for (let i = 0; i < jobs; i++) expect((await lanes.admit('k', `p${i}`, 1, false, at(0))).kind).toBe('admitted');
+      const round = await lanes.dispatch(100, at(0));
+      expect(round.jobs.length).toBe(jobs);
+      const first = round.jobs[0]!;
+      const answer = await lanes.start('k', first.jobId, 1, { mode: 'start' }, String(first.startUs + 40_000));
+      expect(answer.go).toBe(moves);
+    }
+  });
+
   it("under a global cap the late job goes back: its lane's starts are interleaved with the others", async () => {
     const { lanes, slot } = await threeHandedOut({ globalRatePerSecond: 100 });
     expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! + 40_000))).toEqual(expect.objectContaining({ go: false, slotUs: slot.get('pA')! }));
