@@ -92,6 +92,28 @@ local function requeue(slot)
   return {0, 0, now}
 end
 
+-- The later hand-outs of the lane of a late job that may move with it (late() below), or nil: those
+-- from this job's start on in the outgoing set, all of them while this job's own member is still there
+-- at its start (members leave the set in start order: an admission settles those whose start is past,
+-- includes/lane.lua; or all at once when it expires; or one by one when a job goes back to the lane,
+-- and then it no longer comes after this one), none of them at its worker yet (its worker knows its
+-- start), and at most MAX_MOVED (one call's work stays bounded).
+local function movable_later(held, expires)
+  if outgoing_expired(expires, now) or tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return nil end
+  local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES', 'LIMIT', '0', MAX_MOVED + 2)
+  if #found > 2 * (MAX_MOVED + 1) then return nil end
+  local later = {}
+  for i = 1, #found, 2 do
+    if found[i] ~= member then
+      if not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then return nil end
+      later[#later + 1] = found[i]
+      later[#later + 1] = found[i + 1]
+    end
+  end
+  if #later == 0 or #later > 2 * MAX_MOVED then return nil end
+  return later
+end
+
 local function late(held)
   local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe')
   local tat = tonumber(st[1] or 0)
@@ -99,34 +121,22 @@ local function late(held)
   local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
   local cap = learned(shared(global_interval, g[5], g[6], now), g[2], g[3], now)
   -- Later jobs of its lane were handed out after it (the lane's meter is past this job's own span).
-  local later
+  local later, behind
   if tat > held + span(cost, lane_interval, margin) then
     -- Under a global cap their starts are interleaved with every other lane's, and a quota counts each
     -- start in its window: the job goes back to its lane.
     if cap > 0 or #quotas > 0 then return park(held) end
-    -- Without either, the lane's starts matter only among themselves: this job and every later one of
-    -- its lane move by the same amount (FIFO and spacing kept), as long as none of those has reached the
-    -- gate yet (its start is known to its worker: then this job goes back). A backlog met by workers
-    -- that fall behind no longer sends its jobs round again (park, requeue, hand-out, fetch) one by one.
-    -- They are the outgoing set's members from this job's start on: all of them while this job's own
-    -- member is still there at its start. Members leave the set in start order (an admission settles
-    -- those whose start is past: includes/lane.lua), or all at once when it expires, or one by one when
-    -- its job goes back to the lane (and then no longer comes after this one).
-    if outgoing_expired(st[5], now) or tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return park(held) end
-    -- At most MAX_MOVED of them (one call's work stays bounded; more go back as before).
-    later = {}
-    local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES', 'LIMIT', '0', MAX_MOVED + 2)
-    if #found > 2 * (MAX_MOVED + 1) then return park(held) end
-    for i = 1, #found, 2 do
-      if found[i] ~= member then
-        if not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then return park(held) end
-        later[#later + 1] = found[i]
-        later[#later + 1] = found[i + 1]
-      end
-    end
-    if #later == 0 or #later > 2 * MAX_MOVED then return park(held) end
+    -- Without either, the lane's starts matter only among themselves: this job and its lane's later
+    -- hand-outs move by the same amount (FIFO and spacing kept) when they can (movable_later). When they
+    -- cannot (one of them has its answer already), it takes the lane's next instant behind them: where
+    -- going back would put it too (at the head of its lane, handed out next, behind the hand-outs), without
+    -- the trip (park, put back, hand-out, fetch). A backlog met by workers that fall behind no longer sends
+    -- its jobs round again one by one.
+    later = movable_later(held, st[5])
+    behind = not later
   end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
+  if behind then start = math.max(start, lane_eligible(tat, tonumber(st[2] or 0), lane_interval, burst, margin)) end
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park(held) end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the
@@ -143,6 +153,8 @@ local function late(held)
     end
     last_start = tonumber(later[#later]) + shift
     after = tat + shift
+  elseif behind then
+    after = math.max(tat, start) + span(cost, lane_interval, margin)
   end
   redis.call('HSET', KEYS[1], 'c', whole(after))
   -- A lane with no queued work keeps its meter only as long as it matters (it may even have expired

@@ -102,6 +102,11 @@ function costOf(member: string): number {
 
 export class DispatchModel {
   private readonly lanes = new Map<string, LaneState>();
+  /**
+   * Members whose late start went behind later hand-outs of their lane (they start after them, where
+   * going back to the lane would have put them too): the one exception to a lane's FIFO order.
+   */
+  readonly sentBehind = new Set<string>();
   private readonly waiting = new Map<string, number>();
   private readonly ready = new Map<string, number>();
   private readonly dispatched = new Map<string, number>();
@@ -394,16 +399,18 @@ export class DispatchModel {
       const laneInterval = learned(intervalUs, lane.ui, lane.ue, nowUs);
       const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
       // Later jobs of its lane handed out: without a cap or quotas they move with it, as long as none
-      // has reached the gate and this job's own member still holds its start (lua/throttle-start.lua).
+      // has its answer, this job's own member still holds its start and there are at most MAX_MOVED;
+      // else it takes the lane's next instant behind them (lua/throttle-start.lua).
       let later: [string, number][] | undefined;
+      let behind = false;
       if (lane.c > held + span(cost, laneInterval, m)) {
         if (cap > 0 || qs.length > 0) return park(held);
-        if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return park(held);
-        later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
-        if (later.length === 0 || later.length > MAX_MOVED) return park(held);
-        if (later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`))) return park(held);
+        later = outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held ? undefined : [...lane.out].filter(([other, at]) => other !== member && at >= held);
+        if (later && (later.length === 0 || later.length > MAX_MOVED || later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`)))) later = undefined;
+        behind = !later;
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
+      if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, burst, m));
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return park(held);
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return park(held);
@@ -417,6 +424,9 @@ export class DispatchModel {
           lastStart = Math.max(lastStart, at + shift);
         }
         after = lane.c + shift;
+      } else if (behind) {
+        after = Math.max(lane.c, start) + span(cost, laneInterval, m);
+        this.sentBehind.add(member);
       }
       lane.c = after;
       if (lane.out.has(member)) lane.out.set(member, start);
