@@ -90,6 +90,9 @@ class MockUpstream {
 
 const TOKEN = `Bearer e2e-${randomBytes(12).toString('hex')}`;
 const BACKOFF_MS = 300;
+/** How late the mock upstream may record a call after the worker sent it (a busy test process). */
+const RECORD_SLACK_MS = 30;
+let slowTries = 0;
 
 let redis: RedisServer;
 let dir: TempDir;
@@ -274,12 +277,17 @@ describe('the http handler', () => {
   });
 
   it('an upstream slower than the timeout is retried like a 5xx; the in-time answer is the result', async () => {
-    upstream.script('slow', [{ status: 200, delayMs: 1000, body: { ok: 'too late' } }, { status: 200, body: { ok: 'in time' } }]);
-    const job = await waitForJob(serve.url, await submit('acct-9', { scenario: 'slow' }, 'impatient'));
+    // A scenario of its own on each try (the test project retries): its calls are counted from zero.
+    const scenario = `slow-${slowTries++}`;
+    upstream.script(scenario, [{ status: 200, delayMs: 1000, body: { ok: 'too late' } }, { status: 200, body: { ok: 'in time' } }]);
+    const job = await waitForJob(serve.url, await submit(`acct-9-${scenario}`, { scenario }, 'impatient'));
     expect(job).toMatchObject({ state: 'completed', attemptsMade: 2, result: { status: 200, body: { ok: 'in time' } } });
-    const at = upstream.callsOf('slow').map((c) => c.at);
+    const at = upstream.callsOf(scenario).map((c) => c.at);
     expect(at).toHaveLength(2);
-    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(300 + BACKOFF_MS);
+    // The timeout and the backoff run from the worker's send; the mock records a call once its body
+    // has arrived here, which a busy test process can do some ms after the send: the first call's
+    // record may be that much late, so the gap between the records may be short of 600 ms by it.
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(300 + BACKOFF_MS - RECORD_SLACK_MS);
   });
 
   it('an unreachable upstream fails the job after its attempts, saying so', async () => {
