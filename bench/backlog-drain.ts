@@ -74,12 +74,14 @@ function drainMeter(raw: Redis) {
       first ??= { at: performance.now(), cpu: process.cpuUsage(), redis: redisCpuSeconds(() => raw.info('cpu')), calls: commands(raw) };
       if (++done === jobs) finish();
     },
-    async result(name: string, rep: number, handBacks: number | null): Promise<Run> {
+    /** `handBacks`: the jobs sent back so far, read once the drain is over (null: not counted). */
+    async result(name: string, rep: number, handBacks: () => number | null): Promise<Run> {
       await finished;
       const elapsedS = (performance.now() - first!.at) / 1000;
       const cpu = process.cpuUsage(first!.cpu);
       const redis = (await redisCpuSeconds(() => raw.info('cpu'))) - (await first!.redis);
       const calls = (await commands(raw)) - (await first!.calls);
+      const sentBack = handBacks();
       return {
         case: name,
         rep,
@@ -87,7 +89,7 @@ function drainMeter(raw: Redis) {
         nodeUsPerJob: Math.round((cpu.user + cpu.system) / jobs),
         redisUsPerJob: Math.round((redis * 1e6) / jobs),
         redisCommandsPerJob: Math.round((calls / jobs) * 10) / 10,
-        handBacksPerJob: handBacks === null ? null : Math.round((handBacks / jobs) * 1000) / 1000,
+        handBacksPerJob: sentBack === null ? null : Math.round((sentBack / jobs) * 1000) / 1000,
       };
     },
   };
@@ -109,9 +111,9 @@ async function sluiceRun(name: string, index: Index, rep: number): Promise<Run> 
     await Promise.all(pending);
     const meter = drainMeter(raw);
     const worker = sluice.worker('drain', meter.handler, { concurrency });
-    const run = await meter.result(name, rep, handBacks);
+    const run = await meter.result(name, rep, () => handBacks);
     await worker.close();
-    return { ...run, handBacksPerJob: Math.round((handBacks / jobs) * 1000) / 1000 };
+    return run;
   } finally {
     await sluice.close();
     raw.disconnect();
@@ -132,7 +134,7 @@ async function bullRun(rep: number): Promise<Run> {
     }
     const meter = drainMeter(raw);
     const worker = new Worker('drain', meter.handler, { connection: connection(), concurrency });
-    const run = await meter.result('bullmq-worker', rep, null);
+    const run = await meter.result('bullmq-worker', rep, () => null);
     await worker.close();
     return run;
   } finally {

@@ -405,8 +405,7 @@ export class DispatchModel {
       let behind = false;
       if (lane.c > held + span(cost, laneInterval, m)) {
         if (cap > 0 || qs.length > 0) return park(held);
-        later = outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held ? undefined : [...lane.out].filter(([other, at]) => other !== member && at >= held);
-        if (later && (later.length === 0 || later.length > MAX_MOVED || later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`)))) later = undefined;
+        later = this.movableLater(lane, laneId, member, held, nowUs);
         behind = !later;
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
@@ -443,6 +442,17 @@ export class DispatchModel {
     if (slot < Math.max(this.lane(laneId).p, this.globalPause)) return park(slot);
     if (nowUs - slot > lateToleranceUs) return late(slot);
     return { go: true, startUs: slot };
+  }
+
+  /**
+   * The later hand-outs of a late job's lane that may move with it, or undefined (lua/throttle-start.lua
+   * movable_later): its own member still at its start, none of them at its worker yet, at most MAX_MOVED.
+   */
+  private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number): [string, number][] | undefined {
+    if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return undefined;
+    const later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
+    if (later.length === 0 || later.length > MAX_MOVED) return undefined;
+    return later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;
   }
 
   /** Takes members out of a lane unconditionally (lua/throttle-release.lua, mode release). */
