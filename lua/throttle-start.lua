@@ -162,9 +162,21 @@ local function late(held)
   if tonumber(redis.call('HGET', KEYS[1], 'd') or 0) <= 0 then
     redis.call('PEXPIRE', KEYS[1], ttl((after - now) / 1000))
   end
-  redis.call('ZADD', KEYS[9], 'XX', start, member)
+  -- Its unit stays the lane's until its fresh start. An admission since the start it missed took it
+  -- for started (settle_outgoing, includes/lane.lua, drops the members whose start is past), or the
+  -- outgoing set outlived its last start: it is held again here, or the lane would go on admitting as
+  -- if it had started. (Admitted in between, a job may hold the unit too: the lane then holds up to
+  -- this job's cost past its capacity until this start, and refuses meanwhile; docs/algorithms.md.)
+  local expires = st[5]
+  if outgoing_expired(expires, now) then
+    -- What od still counts has started: the count starts again from this unit, in a set of its own.
+    redis.call('DEL', KEYS[9])
+    redis.call('HSET', KEYS[1], 'od', '0')
+    expires = false
+  end
+  if redis.call('ZADD', KEYS[9], whole(start), member) == 1 then redis.call('HINCRBY', KEYS[1], 'od', cost) end
   -- The outgoing set lives a second past its last start (includes/lane.lua): so do the starts moved here.
-  if st[5] and not outgoing_expired(st[5], now) and last_start + OUTGOING_LIFE_US > tonumber(st[5]) then
+  if not expires or last_start + OUTGOING_LIFE_US > tonumber(expires) then
     redis.call('PEXPIRE', KEYS[9], whole(ttl((last_start - now) / 1000)))
     redis.call('HSET', KEYS[1], 'oe', whole(last_start + OUTGOING_LIFE_US))
   end

@@ -428,8 +428,16 @@ export class DispatchModel {
         this.sentBehind.add(member);
       }
       lane.c = after;
-      if (lane.out.has(member)) lane.out.set(member, start);
-      if (lane.oe > 0 && !outgoingExpired(lane.oe, nowUs) && lastStart + OUTGOING_LIFE_US > lane.oe) lane.oe = lastStart + OUTGOING_LIFE_US;
+      // Its unit is held again until its fresh start, whoever took it for started meanwhile (lua/throttle-start.lua).
+      let expires = lane.oe;
+      if (outgoingExpired(expires, nowUs)) {
+        lane.out.clear();
+        lane.od = 0;
+        expires = 0;
+      }
+      if (!lane.out.has(member)) lane.od += cost;
+      lane.out.set(member, start);
+      if (expires === 0 || lastStart + OUTGOING_LIFE_US > expires) lane.oe = lastStart + OUTGOING_LIFE_US;
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };

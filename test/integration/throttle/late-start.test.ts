@@ -117,12 +117,69 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect((await lanes.state('k')).depth).toBe(3);
   });
 
+  /**
+   * A throttle at 10/s (one job per round) and capacity `capacity`, driven through its scripts and the
+   * model side by side (each answer the same): `pA` and `pB` admitted, `pA` handed out and told to go at `s`.
+   */
+  async function oneHandedOut(capacity: number) {
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 10, capacity });
+    const lanes = throttle.gateLanes;
+    const t = throttle.timing;
+    const model = new DispatchModel({ globalIntervalUs: 0, marginPpm: t.marginPpm });
+    const admit = async (jobId: string, now: number) => {
+      const { nowUs: _now, ...got } = await lanes.admit('k', jobId, 1, false, String(now));
+      expect(got).toEqual(model.admit(now, 'k', jobId, 1, capacity, t.laneIntervalUs, 0));
+      return got;
+    };
+    const start = async (jobId: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number }, now: number) => {
+      const got = await lanes.start('k', jobId, 1, how, String(now));
+      const want = model.start(now, 'k', laneMember(jobId, 1), how, t.laneIntervalUs, 0, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+      expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
+      return want;
+    };
+    for (const job of ['pA', 'pB']) expect((await admit(job, T0)).kind).toBe('admitted');
+    const round = await lanes.dispatch(10, at(0));
+    expect({ nextUs: round.nextUs, jobs: round.jobs }).toEqual(model.dispatch(T0, t.leadUs, t.deliveryUs, 10));
+    expect(round.jobs.map((j) => j.jobId)).toEqual(['pA']);
+    const s = round.jobs[0]!.startUs;
+    expect(await start('pA', { mode: 'start' }, s - 8_000)).toEqual({ go: true, startUs: s });
+    return { throttle, admit, start, s };
+  }
+
+  it('a late job holds its unit again until its fresh start, though an admission took it for started meanwhile (found by a soak run)', async () => {
+    const { throttle, admit, start, s } = await oneHandedOut(3);
+    // A's worker misses A's instant. An admission after that instant takes A's unit for started (its start is past).
+    expect((await admit('pC', s + 6_000)).kind).toBe('admitted');
+    const late = await start('pA', { mode: 'late', heldUs: s }, s + 7_000);
+    expect(late).toEqual({ go: true, startUs: s + 7_000 + throttle.timing.deliveryUs });
+    // A (not started), B and C: the lane is full until A's fresh start. Before the fix it admitted a fourth.
+    expect(await admit('pD', s + 9_000)).toMatchObject({ kind: 'queue_full', depth: 3 });
+    expect((await admit('pD', (late as { startUs: number }).startUs + 1)).kind).toBe('admitted');
+  });
+
+  it("a job late past its outgoing set's life holds its unit again, in a set of its own", async () => {
+    const { admit, start, s } = await oneHandedOut(2);
+    // A's worker asks 1.2 s after A's instant: the outgoing set has outlived A's start (od would count nothing).
+    const now = s + 1_200_000;
+    expect(await start('pA', { mode: 'late', heldUs: s }, now)).toMatchObject({ go: true });
+    // A (not started) and B: full. Before the fix the admission found the set expired and admitted.
+    expect(await admit('pC', now + 1_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
+  });
+
   it('workers taking jobs on time or late, at the gate or at their instant: the scripts answer as the model, and each lane starts in FIFO order (but for the jobs sent behind), spaced', async () => {
     const LANES = ['a', 'b', 'c'];
     const step = fc.record({
       dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8_000 }), fc.integer({ min: 0, max: 60_000 })),
       op: fc.oneof(
-        { weight: 3, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom(...LANES) }) },
+        // One or several submits into one lane, most into one busy lane (lanes meet their capacity).
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            kind: fc.constant('admit' as const),
+            lane: fc.oneof({ weight: 4, arbitrary: fc.constant(LANES[0]!) }, fc.constantFrom(...LANES)),
+            n: fc.integer({ min: 1, max: 3 }),
+          }),
+        },
         { weight: 2, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
         // A worker takes the first job handed out (or, now and then, any): its gate call.
         { weight: 4, arbitrary: fc.record({ kind: fc.constant('arrive' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
@@ -131,8 +188,9 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
       ),
     });
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(50, 100, 333), fc.array(step, { minLength: 1, maxLength: 80 }), async (ratePerSecond, steps) => {
-        const throttle = ctx.sluice.throttle(`lateprop${run++}`, { ratePerSecond, capacity: 12 });
+      // A small capacity too: a lane full of jobs handed out and late is where the count of units matters.
+      fc.asyncProperty(fc.constantFrom(50, 100, 333), fc.constantFrom(3, 12), fc.array(step, { minLength: 1, maxLength: 80 }), async (ratePerSecond, capacity, steps) => {
+        const throttle = ctx.sluice.throttle(`lateprop${run++}`, { ratePerSecond, capacity });
         const lanes = throttle.gateLanes;
         const t = throttle.timing;
         const model = new DispatchModel({ globalIntervalUs: 0, marginPpm: t.marginPpm });
@@ -153,11 +211,13 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
         for (const { dtUs, op } of steps) {
           now += dtUs;
           if (op.kind === 'admit') {
-            const jobId = `p${job++}`;
-            const got = await lanes.admit(op.lane, jobId, 1, false, String(now));
-            const want = model.admit(now, op.lane, jobId, 1, 12, t.laneIntervalUs, 0);
-            expect(got.kind).toBe(want.kind);
-            if (want.kind === 'admitted') admitted.get(op.lane)!.push(jobId);
+            for (let i = 0; i < op.n; i++) {
+              const jobId = `p${job++}`;
+              const { nowUs: _now, ...got } = await lanes.admit(op.lane, jobId, 1, false, String(now));
+              const want = model.admit(now, op.lane, jobId, 1, capacity, t.laneIntervalUs, 0);
+              expect(got).toEqual(want);
+              if (want.kind === 'admitted') admitted.get(op.lane)!.push(jobId);
+            }
           } else if (op.kind === 'dispatch') {
             const got = await lanes.dispatch(op.maxJobs, String(now));
             const want = model.dispatch(now, t.leadUs, t.deliveryUs, op.maxJobs);
