@@ -71,11 +71,13 @@ export async function lanePage(scripts: ScriptRegistry, throttle: Throttle, limi
 export async function laneDetail(redis: RedisClient, sharded: Throttle, laneId: string): Promise<LaneDetail | null> {
   const throttle = sharded.forLane(laneId);
   const k = throttle.keys;
-  const [time, hash, queued, jobs] = await Promise.all([
+  const [time, hash, queued, jobs, heldUntil] = await Promise.all([
     redis.time(),
     redis.hgetall(k.lane(laneId)),
     redis.zrange(k.laneQueue(laneId), '0', String(DETAIL_JOBS - 1), 'WITHSCORES'),
     redis.zcard(k.laneQueue(laneId)),
+    // A busy lane's instant in the waiting set: when the dispatcher may start it (a key quota without room: its window's end).
+    redis.zscore(k.waiting, laneId),
   ]);
   if (Object.keys(hash).length === 0 && jobs === 0) return null;
   const nowMs = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
@@ -83,9 +85,9 @@ export async function laneDetail(redis: RedisClient, sharded: Throttle, laneId: 
   const plan = hash.n;
   const limits = throttle.limitsOf(laneId, plan);
   const intervalUs = Math.max(1, Math.round(1e6 / limits.ratePerSecond));
-  // The lane's next start (its rate less the burst, or its pause), then one start per lane interval:
-  // under a global cap a busy lane may run slower (its fair share), never faster.
-  const nextUs = Math.max(nowMs * 1000, num('c') - limits.burst * intervalUs, num('p'));
+  // The lane's next start (its rate less the burst, its pause, or the dispatcher's instant for it), then
+  // one start per lane interval: under a global cap a busy lane may run slower (its fair share), never faster.
+  const nextUs = Math.max(nowMs * 1000, num('c') - limits.burst * intervalUs, num('p'), Number(heldUntil ?? 0));
   let ahead = 0;
   const list: LaneDetail['queued'] = [];
   for (let i = 0; i < queued.length; i += 2) {

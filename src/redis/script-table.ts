@@ -79,7 +79,7 @@ export const SCRIPT_TABLE = {
     argvRest: 'members',
   },
   'throttle-demand': { keys: ['busy', 'global'], argv: ['lanePrefix', 'sample', 'laneIntervalUs'] },
-  'throttle-lane': { keys: ['lane', 'laneQueue'], argv: ['now'] },
+  'throttle-lane': { keys: ['lane', 'laneQueue', 'waiting'], argv: ['now', 'laneId'] },
   'throttle-pause': { keys: ['lane', 'global', 'waiting', 'ready'], argv: ['now', 'pauseUs', 'scope', 'laneId', 'marginPpm'] },
   'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId'] },
   'throttle-reconcile': {

@@ -281,7 +281,7 @@ export class LaneScripts {
   async state(laneId: string, now = ''): Promise<LaneState> {
     const [slotUs, depth, jobs, nowUs] = integerArray(
       'throttle-lane',
-      await this.scripts.run('throttle-lane', { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId) }, { now }),
+      await this.scripts.run('throttle-lane', { lane: this.keys.lane(laneId), laneQueue: this.keys.laneQueue(laneId), waiting: this.keys.waiting }, { now, laneId }),
       4,
     );
     return { slotUs: slotUs!, depth: depth!, jobs: jobs!, nowUs: nowUs! };

@@ -117,4 +117,17 @@ describe('lane detail, pause and resume', () => {
     expect(resumed!.nextStartAtMs).toBeLessThan(Date.now() + 5_000);
     expect(await resumeLane(scripts, ctx.sluice.redis, throttle, 'acme')).toBe(0);
   });
+
+  it("a lane held by a key quota without room shows its next start at the quota's reset", async () => {
+    const throttle = ctx.sluice.throttle(`idx-quota-${Date.now()}`, { ratePerSecond: 100, capacity: 10, quotas: [{ scope: 'key', period: 'day', limit: 1, whenExhausted: 'defer' }] });
+    for (const n of [1, 2]) expect((await throttle.submit('q', n)).admitted).toBe(true);
+    // The first starts (its call counts); the second waits for the next window.
+    expect((await throttle.gateLanes.dispatch(100)).jobs).toHaveLength(1);
+    expect((await throttle.gateLanes.dispatch(100)).jobs).toHaveLength(0);
+    const [quota] = await throttle.quotaUse('q');
+    const d = await laneDetail(ctx.sluice.redis, throttle, 'q');
+    expect(d!.nextStartAtMs).toBe(quota!.resetsAtMs);
+    expect(d!.queued[0]!.predictedStartAtMs).toBe(quota!.resetsAtMs);
+    expect((await throttle.lane('q')).nextStartAtMs).toBe(quota!.resetsAtMs);
+  });
 });

@@ -106,6 +106,8 @@ describe.each(TOPOLOGIES)('spend quotas, %s Redis', (topology) => {
     await lanes.start('a', 'p1', 1, { mode: 'requeue', slotUs: again!.startUs, callMade: true }, at(60_000));
     expect((await throttle.quotaUse('a', T0 / 1000 + 60))[0]!.used).toBe(1);
     expect((await lanes.dispatch(100, at(70_000))).jobs).toEqual([]);
+    // The lane says so: its next start is the reset (it said "now" before stop 25).
+    expect((await throttle.lane('a', { nowMs: T0 / 1000 + 80 })).nextStartAtMs).toBe(day.endMs);
     expect((await lanes.dispatch(100, at(TO_MIDNIGHT))).jobs.map((j) => j.jobId)).toEqual(['p1']);
   });
 
