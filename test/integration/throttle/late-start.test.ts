@@ -65,11 +65,13 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
 
   it("no cap: once an admission has settled the late job's own start, it starts behind the lane's hand-outs", async () => {
     const { throttle, lanes, slot, spacing } = await threeHandedOut();
-    // An admission after A's start frees A's unit (A's start is past): A's member leaves the outgoing set,
-    // so B and C cannot be known to follow it there: they keep their starts.
+    // A's worker had its answer in time, then missed A's instant. An admission after that instant takes A
+    // for started (A's member leaves the outgoing set), so B and C cannot be known to follow it there:
+    // they keep their starts. (A job not at its worker yet is never taken for started.)
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! - 2_000))).toMatchObject({ go: true, startUs: slot.get('pA')! });
     expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pA')! + 6_000))).kind).toBe('admitted');
     const late = slot.get('pA')! + 7_000;
-    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(late))).toEqual(
+    expect(await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: slot.get('pA')! }, String(late))).toEqual(
       expect.objectContaining({ go: true, startUs: Math.max(late + throttle.timing.deliveryUs, slot.get('pC')! + spacing) }),
     );
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')!))).toMatchObject({ go: true, startUs: slot.get('pB')! });
@@ -155,6 +157,31 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     // A (not started), B and C: the lane is full until A's fresh start. Before the fix it admitted a fourth.
     expect(await admit('pD', s + 9_000)).toMatchObject({ kind: 'queue_full', depth: 3 });
     expect((await admit('pD', (late as { startUs: number }).startUs + 1)).kind).toBe('admitted');
+  });
+
+  it('a job handed out and not at its worker yet holds its unit past its instant (found by a soak run)', async () => {
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 10, capacity: 2 });
+    const lanes = throttle.gateLanes;
+    const t = throttle.timing;
+    const model = new DispatchModel({ globalIntervalUs: 0, marginPpm: t.marginPpm });
+    const admit = async (jobId: string, now: number) => {
+      const { nowUs: _now, ...got } = await lanes.admit('k', jobId, 1, false, String(now));
+      expect(got).toEqual(model.admit(now, 'k', jobId, 1, 2, t.laneIntervalUs, 0));
+      return got;
+    };
+    for (const job of ['pA', 'pB']) expect((await admit(job, T0)).kind).toBe('admitted');
+    const round = await lanes.dispatch(10, at(0));
+    expect({ nextUs: round.nextUs, jobs: round.jobs }).toEqual(model.dispatch(T0, t.leadUs, t.deliveryUs, 10));
+    const s = round.jobs[0]!.startUs;
+    // A's worker has not fetched A 50 ms after its instant (a loaded worker, a slow fetch): A has not
+    // started, so the lane is still full. Before the fix the admission took A for started and admitted.
+    expect(await admit('pC', s + 50_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
+    // A reaches its worker: a fresh start; the lane stays full until then, and has room after it.
+    const late = await lanes.start('k', 'pA', 1, { mode: 'start' }, String(s + 60_000));
+    expect(late.go ? { go: true, startUs: late.startUs } : late).toEqual(model.start(s + 60_000, 'k', laneMember('pA', 1), { mode: 'start' }, t.laneIntervalUs, 0, t.leadUs, t.deliveryUs, t.lateToleranceUs));
+    expect(late).toMatchObject({ go: true, startUs: s + 60_000 + t.deliveryUs });
+    expect(await admit('pC', s + 61_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
+    expect((await admit('pC', s + 60_000 + t.deliveryUs)).kind).toBe('admitted');
   });
 
   it("a job late past its outgoing set's life holds its unit again, in a set of its own", async () => {
