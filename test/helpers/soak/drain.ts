@@ -1,0 +1,39 @@
+// Waits for the queue to drain once the submits stopped: nothing waiting, active, delayed or handed
+// out, no busy lane, but the lanes a key quota holds until its reset, whose parked jobs stay (the
+// quota scenario's documented wait).
+import type { Redis } from 'ioredis';
+import type { Throttle } from '../../../src/index.js';
+import { quotaHolds, type QuotaHold } from './quota-hold.js';
+import { sleep, wallMs } from './records.js';
+
+export interface DrainResult {
+  drained: boolean;
+  /** From the end of the submits to the drain (or the deadline). */
+  ms: number;
+  /** BullMQ's job counts when it ended. */
+  counts: Record<string, number>;
+  busyLanes: number;
+  dispatched: number;
+  /** Lanes held by their key quota until its reset. */
+  holds: Map<string, QuotaHold>;
+}
+
+const POLL_MS = 250;
+
+export async function waitForDrain(throttle: Throttle, raw: Redis, submitsEndedAt: number, timeoutMs: number): Promise<DrainResult> {
+  const queue = await throttle.bullQueue();
+  const deadline = wallMs() + timeoutMs;
+  for (;;) {
+    const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children');
+    const busyLanes = await raw.zcard(throttle.keys.busy);
+    const dispatched = await raw.zcard(throttle.keys.dispatched);
+    const { delayed, ...others } = counts;
+    const moving = dispatched > 0 || Object.values(others).some((n) => n > 0);
+    // Held lanes are looked for only once nothing else moves: each costs a few reads.
+    const holds = !moving && busyLanes > 0 ? await quotaHolds(throttle, raw) : new Map<string, QuotaHold>();
+    const parkedForReset = [...holds.values()].reduce((n, h) => n + h.queuedIds.length, 0);
+    const drained = !moving && busyLanes === holds.size && delayed === parkedForReset;
+    if (drained || wallMs() > deadline) return { drained, ms: Math.round(wallMs() - submitsEndedAt), counts, busyLanes, dispatched, holds };
+    await sleep(POLL_MS);
+  }
+}
