@@ -103,8 +103,9 @@ function costOf(member: string): number {
 export class DispatchModel {
   private readonly lanes = new Map<string, LaneState>();
   /**
-   * Members whose late start went behind later hand-outs of their lane (they start after them, where
-   * going back to the lane would have put them too): the one exception to a lane's FIFO order.
+   * Members whose late start went behind later hand-outs of their lane (they start after them: a start
+   * behind them, or back to the lane while they were out, which hands it out after them): the one
+   * exception to a lane's FIFO order.
    */
   readonly sentBehind = new Set<string>();
   private readonly waiting = new Map<string, number>();
@@ -403,16 +404,22 @@ export class DispatchModel {
       // else it takes the lane's next instant behind them (lua/throttle-start.lua).
       let later: [string, number][] | undefined;
       let behind = false;
-      if (lane.c > held + span(cost, laneInterval, m)) {
-        if (cap > 0 || qs.length > 0) return park(held);
+      // With later hand-outs out, a job that goes back to its lane is handed out after them: behind them too.
+      const laterOut = lane.c > held + span(cost, laneInterval, m);
+      const parkLate = () => {
+        if (laterOut) this.sentBehind.add(member);
+        return park(held);
+      };
+      if (laterOut) {
+        if (cap > 0 || qs.length > 0) return parkLate();
         later = this.movableLater(lane, laneId, member, held, nowUs);
         behind = !later;
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
       if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, burst, m));
       if (cap > 0) start = Math.max(start, this.globalSlot);
-      if (start - nowUs > horizonUs) return park(held);
-      if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return park(held);
+      if (start - nowUs > horizonUs) return parkLate();
+      if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return parkLate();
       let after = start + span(cost, laneInterval, m);
       let lastStart = start;
       if (later) {
