@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { laneMember } from '../../../src/throttle/keys.js';
 import { DispatchModel } from '../../../src/throttle/dispatch.model.js';
 import { useBackend } from '../../helpers/fixtures.js';
+import { arrive, gateCall, reachStart, type Holding } from '../../helpers/gate-driver.js';
 
 let run = 0;
 const T0 = 1_800_000_000_000_000;
@@ -40,15 +41,9 @@ describe('burst and costs, property', () => {
         const cost = new Map<string, number>();
         const retried = new Set<string>();
         const out: { lane: string; jobId: string }[] = [];
-        const holding: { lane: string; jobId: string; startUs: number }[] = [];
+        const holding: Holding[] = [];
         const started = new Map<string, { jobId: string; startUs: number; cost: number }[]>(LANES.map((l) => [l, []]));
-        const both = async (lane: string, jobId: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined }) => {
-          const c = cost.get(jobId)!;
-          const got = await lanes.start(lane, jobId, c, how, String(now));
-          const want = model.start(now, lane, laneMember(jobId, c), how, t.laneIntervalUs, burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
-          expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
-          return want;
-        };
+        const both = gateCall(lanes, model, t, () => now, (jobId) => cost.get(jobId)!, burst);
         for (const { dtUs, op } of steps) {
           now += dtUs;
           if (op.kind === 'admit') {
@@ -86,19 +81,9 @@ describe('burst and costs, property', () => {
               }
             }
           } else if (op.kind === 'arrive' && out.length > 0) {
-            const j = out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!;
-            const answer = await both(j.lane, j.jobId, { mode: 'start' });
-            if (answer.go) holding.push({ ...j, startUs: answer.startUs });
-            else expect((await both(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);
+            await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
           } else if (op.kind === 'run' && holding.length > 0) {
-            holding.sort((x, y) => x.startUs - y.startUs);
-            const j = holding.shift()!;
-            if (now - j.startUs <= t.lateToleranceUs) started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! });
-            else {
-              const answer = await both(j.lane, j.jobId, { mode: 'late', heldUs: j.startUs });
-              if (answer.go) holding.push({ ...j, startUs: answer.startUs });
-              else expect((await both(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);
-            }
+            await reachStart(both, holding, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! }));
           }
         }
         for (const j of holding) started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! });

@@ -1,0 +1,50 @@
+// The gate's scripts and the reference model driven side by side, for the property tests of late starts
+// (test/integration/throttle/late-start.test.ts, burst-cost-property.test.ts): every call made on both,
+// their answers held equal, and the two worker steps those tests share.
+import { expect } from 'vitest';
+import type { DispatchModel, ModelStart } from '../../src/throttle/dispatch.model.js';
+import type { ThrottleTiming } from '../../src/throttle/config.js';
+import { laneMember } from '../../src/throttle/keys.js';
+import type { LaneScripts, StartMode } from '../../src/throttle/lane-scripts.js';
+
+/** A gate call on a lane's job, made on the scripts and the model; resolves with the (equal) answer. */
+export type GateCall = (lane: string, jobId: string, how: StartMode) => Promise<ModelStart>;
+
+/** A job given a start and waiting for it. */
+export interface Holding {
+  lane: string;
+  jobId: string;
+  startUs: number;
+}
+
+/** The gate call of `lanes` and `model` at the instant `now()`, for jobs of `costOf(jobId)` units and lanes of burst `burst`. */
+export function gateCall(lanes: LaneScripts, model: DispatchModel, t: ThrottleTiming, now: () => number, costOf: (jobId: string) => number, burst: number): GateCall {
+  return async (lane, jobId, how) => {
+    const cost = costOf(jobId);
+    const at = now();
+    const got = await lanes.start(lane, jobId, cost, how, String(at));
+    const want = model.start(at, lane, laneMember(jobId, cost), how, t.laneIntervalUs, burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+    expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
+    return want;
+  };
+}
+
+/** A worker takes job `j`, handed out: its gate call. No start now: parked by its worker, then back at the head of its lane. */
+export async function arrive(call: GateCall, j: { lane: string; jobId: string }, holding: Holding[]): Promise<void> {
+  const answer = await call(j.lane, j.jobId, { mode: 'start' });
+  if (answer.go) holding.push({ ...j, startUs: answer.startUs });
+  else expect((await call(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);
+}
+
+/**
+ * The job holding the earliest start reaches it at `now`: within the tolerance it starts (`started`),
+ * later it asks again (a fresh start, or back to its lane).
+ */
+export async function reachStart(call: GateCall, holding: Holding[], now: number, toleranceUs: number, started: (j: Holding) => void): Promise<void> {
+  holding.sort((x, y) => x.startUs - y.startUs);
+  const j = holding.shift()!;
+  if (now - j.startUs <= toleranceUs) return started(j);
+  const answer = await call(j.lane, j.jobId, { mode: 'late', heldUs: j.startUs });
+  if (answer.go) holding.push({ ...j, startUs: answer.startUs });
+  else expect((await call(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);
+}
