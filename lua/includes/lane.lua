@@ -115,11 +115,7 @@ end
 
 -- The lane's outgoing units whose start is past are free again: drop them; returns the units still out.
 -- `od`: the lane's field od when the caller has read it already (false: none), else it is read here.
--- A member whose job is still in the throttle's dispatched set (`dispatched_key`, entries "<member>|<lane
--- id>") has not reached its worker, so it has not started whatever its instant: it stays (its worker,
--- late, then gets a fresh start or sends it back to the lane). Only the worker's own lateness after its
--- answer is left to take a unit for started too early (its late call holds it again: throttle-start.lua).
-local function settle_outgoing(lane_key, outgoing_key, now, od, expires, dispatched_key, lane_id)
+local function settle_outgoing(lane_key, outgoing_key, now, od, expires)
   if od == nil then od = redis.call('HGET', lane_key, 'od') end
   local out = tonumber(od or 0)
   if out <= 0 then return 0 end
@@ -132,22 +128,10 @@ local function settle_outgoing(lane_key, outgoing_key, now, od, expires, dispatc
   end
   local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', now)
   if #past > 0 then
-    local started = {}
-    for _, m in ipairs(past) do
-      if not redis.call('ZSCORE', dispatched_key, m .. '|' .. lane_id) then
-        out = out - member_cost(m)
-        started[#started + 1] = m
-      end
-    end
-    if #started > 0 then
-      if #started == #past then
-        redis.call('ZREMRANGEBYSCORE', outgoing_key, '-inf', now)
-      else
-        for i = 1, #started, 500 do redis.call('ZREM', outgoing_key, unpack(started, i, math.min(#started, i + 499))) end
-      end
-      out = math.max(0, out)
-      redis.call('HSET', lane_key, 'od', out)
-    end
+    for _, m in ipairs(past) do out = out - member_cost(m) end
+    redis.call('ZREMRANGEBYSCORE', outgoing_key, '-inf', now)
+    out = math.max(0, out)
+    redis.call('HSET', lane_key, 'od', out)
   end
   return out
 end

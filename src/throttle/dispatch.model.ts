@@ -198,14 +198,14 @@ export class DispatchModel {
     const m = this.settings.marginPpm;
     const lane = this.lane(laneId);
     const depth = lane.d;
-    // includes/lane.lua settle_outgoing: units whose start is past are free again, but for jobs not at
-    // their worker yet (still dispatched); all of them once the outgoing set has outlived its last start.
+    // includes/lane.lua settle_outgoing: units whose start is past are free again (all of them once the
+    // outgoing set has outlived its last start).
     if (lane.od > 0 && outgoingExpired(lane.oe, nowUs)) {
       lane.out.clear();
       lane.od = 0;
     } else if (lane.od > 0) {
       for (const [member, start] of [...lane.out]) {
-        if (start > nowUs || this.dispatched.has(`${member}|${laneId}`)) continue;
+        if (start > nowUs) continue;
         lane.od -= costOf(member);
         lane.out.delete(member);
       }

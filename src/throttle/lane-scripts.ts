@@ -115,7 +115,6 @@ export class LaneScripts {
       k.laneOutgoing(laneId),
       this.scheduleKeys.delayed,
       k.events,
-      k.dispatched,
     ];
     const args: ScriptArg[] = [
       now,

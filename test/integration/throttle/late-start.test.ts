@@ -66,13 +66,11 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
 
   it("no cap: once an admission has settled the late job's own start, it starts behind the lane's hand-outs", async () => {
     const { throttle, lanes, slot, spacing } = await threeHandedOut();
-    // A's worker had its answer in time, then missed A's instant. An admission after that instant takes A
-    // for started (A's member leaves the outgoing set), so B and C cannot be known to follow it there:
-    // they keep their starts. (A job not at its worker yet is never taken for started.)
-    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! - 2_000))).toMatchObject({ go: true, startUs: slot.get('pA')! });
+    // An admission after A's start frees A's unit (A's start is past): A's member leaves the outgoing set,
+    // so B and C cannot be known to follow it there: they keep their starts.
     expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pA')! + 6_000))).kind).toBe('admitted');
     const late = slot.get('pA')! + 7_000;
-    expect(await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: slot.get('pA')! }, String(late))).toEqual(
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(late))).toEqual(
       expect.objectContaining({ go: true, startUs: Math.max(late + throttle.timing.deliveryUs, slot.get('pC')! + spacing) }),
     );
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')!))).toMatchObject({ go: true, startUs: slot.get('pB')! });
@@ -160,29 +158,19 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect((await admit('pD', (late as { startUs: number }).startUs + 1)).kind).toBe('admitted');
   });
 
-  it('a job handed out and not at its worker yet holds its unit past its instant (found by a soak run)', async () => {
-    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 10, capacity: 2 });
+  it('a late job never starts within its interval of a later job of its lane that started already', async () => {
+    // A at 10 ms, B at 30.2, C at 50.4 (50/s); B's worker is on time and B starts; A's worker comes at 30.2.
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 50, capacity: 3 });
     const lanes = throttle.gateLanes;
-    const t = throttle.timing;
-    const model = new DispatchModel({ globalIntervalUs: 0, marginPpm: t.marginPpm });
-    const admit = async (jobId: string, now: number) => {
-      const { nowUs: _now, ...got } = await lanes.admit('k', jobId, 1, false, String(now));
-      expect(got).toEqual(model.admit(now, 'k', jobId, 1, 2, t.laneIntervalUs, 0));
-      return got;
-    };
-    for (const job of ['pA', 'pB']) expect((await admit(job, T0)).kind).toBe('admitted');
-    const round = await lanes.dispatch(10, at(0));
-    expect({ nextUs: round.nextUs, jobs: round.jobs }).toEqual(model.dispatch(T0, t.leadUs, t.deliveryUs, 10));
-    const s = round.jobs[0]!.startUs;
-    // A's worker has not fetched A 50 ms after its instant (a loaded worker, a slow fetch): A has not
-    // started, so the lane is still full. Before the fix the admission took A for started and admitted.
-    expect(await admit('pC', s + 50_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
-    // A reaches its worker: a fresh start; the lane stays full until then, and has room after it.
-    const late = await lanes.start('k', 'pA', 1, { mode: 'start' }, String(s + 60_000));
-    expect(late.go ? { go: true, startUs: late.startUs } : late).toEqual(model.start(s + 60_000, 'k', laneMember('pA', 1), { mode: 'start' }, t.laneIntervalUs, 0, t.leadUs, t.deliveryUs, t.lateToleranceUs));
-    expect(late).toMatchObject({ go: true, startUs: s + 60_000 + t.deliveryUs });
-    expect(await admit('pC', s + 61_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
-    expect((await admit('pC', s + 60_000 + t.deliveryUs)).kind).toBe('admitted');
+    for (const job of ['pA', 'pB', 'pC']) expect((await lanes.admit('k', job, 1, false, at(0))).kind).toBe('admitted');
+    const slots = [];
+    for (const now of [0, 0, 400]) slots.push(...(await lanes.dispatch(1, at(now))).jobs.map((j) => j.startUs));
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, at(400))).toMatchObject({ go: true, startUs: slots[1] });
+    // An admission after B's start takes B for started. A must not move with C to a start 10 ms after B's
+    // (stop 25 briefly let it, by keeping A's unused start in the outgoing set: reverted): it starts behind C.
+    expect((await lanes.admit('k', 'pD', 1, false, String(slots[1]!))).kind).toBe('admitted');
+    const a = await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slots[1]!));
+    expect(a.go && a.startUs - slots[1]!).toBeGreaterThanOrEqual(Math.floor(20_000 * 1.01));
   });
 
   it("a job late past its outgoing set's life holds its unit again, in a set of its own", async () => {

@@ -28,8 +28,6 @@ describe.each(TOPOLOGIES)('exact queue retry times, %s Redis', (topology) => {
     // Full until A starts: the refusal says exactly when.
     const refused = await lanes.admit('k', 'pC', 1, false, at(1_000));
     expect(refused).toMatchObject({ kind: 'queue_full', retryUs: startA - 1_000, depth: 2 });
-    // A's worker has it before its start (a job not at its worker yet has not started, whatever its instant).
-    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, at(2_000))).toMatchObject({ go: true, startUs: t0 + startA });
     expect((await lanes.admit('k', 'pC', 1, false, at(startA - 1))).kind).toBe('queue_full');
     expect((await lanes.admit('k', 'pC', 1, false, at(startA))).kind).toBe('admitted');
 
@@ -41,7 +39,6 @@ describe.each(TOPOLOGIES)('exact queue retry times, %s Redis', (topology) => {
     expect(startB - startA).toBe(Math.floor(100_000 * 1.01)); // one lane interval, with the pacing margin
     const second = await lanes.dispatch(10, at(startB - throttle.timing.leadUs));
     expect(second.jobs).toEqual([{ jobId: 'pB', laneId: 'k', startUs: t0 + startB }]);
-    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, at(startB - 2_000))).toMatchObject({ go: true, startUs: t0 + startB });
     expect((await lanes.admit('k', 'pD', 1, false, at(startB - 1))).kind).toBe('queue_full');
     expect((await lanes.admit('k', 'pD', 1, false, at(startB))).kind).toBe('admitted');
   });
