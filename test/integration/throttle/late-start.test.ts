@@ -205,7 +205,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     });
     await fc.assert(
       // A small capacity too: a lane full of jobs handed out and late is where the count of units matters.
-      fc.asyncProperty(fc.constantFrom(50, 100, 333), fc.constantFrom(3, 12), fc.array(step, { minLength: 1, maxLength: 80 }), async (ratePerSecond, capacity, steps) => {
+      fc.asyncProperty(fc.constantFrom(50, 100, 333), fc.constantFrom(3, 12), fc.array(step, { minLength: 20, maxLength: 80 }), async (ratePerSecond, capacity, steps) => {
         const throttle = ctx.sluice.throttle(`lateprop${run++}`, { ratePerSecond, capacity });
         const lanes = throttle.gateLanes;
         const t = throttle.timing;
