@@ -1,5 +1,6 @@
 // Fault family "soak": test/helpers/soak/cli.ts once per scenario (a global cap, none, a burst, a refusing key
-// quota), each a child process with its own redis-server and three worker processes: 20 s of a seeded
+// quota), and the global cap once more on a private 3-master cluster with the throttle in 3 shards (its
+// cap re-divided among them by demand), each a child process with its own Redis and three worker processes: 20 s of a seeded
 // Zipf-skewed load above the lanes' rate with lane pauses and a worker SIGKILLed at 10 s, then the
 // drain and the checks of every documented guarantee (lost jobs, per-lane and global starts in any
 // 1 s, pauses, quota windows, refusals, order, Redis state and capacity after the drain). Asserted: the
@@ -14,7 +15,14 @@ import type { Finding } from '../helpers/soak/findings.js';
 import { REPO_ROOT } from '../helpers/e2e.js';
 import { reportFigure } from '../helpers/figures.js';
 
-const SCENARIOS = ['cap', 'nocap', 'burst', 'quota'] as const;
+/** A scenario, and the masters it runs on (3: a cluster, the throttle in 3 shards). */
+const RUNS = [
+  { scenario: 'cap', masters: 1 },
+  { scenario: 'nocap', masters: 1 },
+  { scenario: 'burst', masters: 1 },
+  { scenario: 'quota', masters: 1 },
+  { scenario: 'cap', masters: 3 },
+] as const;
 const DURATION_S = 20;
 const KILL_AT_S = 10;
 const DRAIN_TIMEOUT_S = 30;
@@ -36,8 +44,8 @@ interface SoakExit {
 }
 
 /** Runs test/helpers/soak/cli.ts to its end; SIGTERM (its exit hooks then stop its children) if it overruns. */
-function soak(scenario: string, dumpPath: string): Promise<SoakExit> {
-  const args = ['--scenario', scenario, '--duration', String(DURATION_S), '--kill-at', String(KILL_AT_S), '--drain-timeout', String(DRAIN_TIMEOUT_S), '--dump', dumpPath];
+function soak(scenario: string, masters: number, dumpPath: string): Promise<SoakExit> {
+  const args = ['--scenario', scenario, '--masters', String(masters), '--duration', String(DURATION_S), '--kill-at', String(KILL_AT_S), '--drain-timeout', String(DRAIN_TIMEOUT_S), '--dump', dumpPath];
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/soak/cli.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const begin = performance.now();
   let stdout = '';
@@ -62,14 +70,15 @@ function soak(scenario: string, dumpPath: string): Promise<SoakExit> {
 const counts = (findings: Finding[]) => Object.fromEntries(findings.map((f) => [f.kind, f.count]));
 
 describe('soak (test/helpers/soak/cli.ts): load, pauses and a killed worker, then every guarantee checked', () => {
-  for (const scenario of SCENARIOS) {
+  for (const { scenario, masters } of RUNS) {
+    const label = masters === 1 ? scenario : `${scenario}-cluster${masters}`;
     // No retry: a violation is a finding, and a second run that happens to pass would hide it.
-    it(`${scenario}: no violation`, { timeout: RUN_TIMEOUT_MS + 10_000, retry: 0 }, async () => {
+    it(`${label}: no violation`, { timeout: RUN_TIMEOUT_MS + 10_000, retry: 0 }, async () => {
       // The run's records (submits, starts, pauses, events), kept where a failure says, to look into it.
-      const dumpPath = join(tmpdir(), `sluice-soak-${scenario}-${process.pid}.json`);
-      const run = await soak(scenario, dumpPath);
+      const dumpPath = join(tmpdir(), `sluice-soak-${label}-${process.pid}.json`);
+      const run = await soak(scenario, masters, dumpPath);
       const f = run.report?.figures ?? {};
-      reportFigure(`soak-${scenario}`, {
+      reportFigure(`soak-${label}`, {
         exitCode: run.code,
         seconds: run.seconds,
         submits: f.submits,

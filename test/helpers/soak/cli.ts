@@ -7,7 +7,7 @@
 //   npx tsx test/helpers/soak/cli.ts [--scenario cap|nocap|burst|quota] [--seed 1] [--keys 400] [--rate 300 submits/s]
 //     [--duration 40 s] [--lane-rate 10] [--capacity 8] [--procs 3] [--concurrency 8]
 //     [--pause-every-ms 500 (0: none)] [--global-pauses 0] [--kill-at 20 s (0: none)] [--drain-timeout 60 s]
-//     [--dump records.json]
+//     [--masters 1 (3: a private 3-master cluster)] [--shards (default: masters)] [--dump records.json]
 // Prints one JSON document on stdout (figures, violations, notes); progress goes to stderr. Exit code:
 // 0 no violation, 1 violations (a documented guarantee broken), 2 the run itself failed, 3 the watchdog
 // ended a run that overran (or a signal ended it).
@@ -16,7 +16,7 @@ import { Findings } from './findings.js';
 import { wallMs } from './records.js';
 import { runSoak } from './run.js';
 import { SCENARIOS, throttleConfigOf, type Scenario, type SoakSettings } from './scenario.js';
-import { startRedis } from '../redis-server.js';
+import { startTarget } from './target.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -33,6 +33,8 @@ const { values: flags } = parseArgs({
     'global-pauses': { type: 'string', default: '0' },
     'kill-at': { type: 'string', default: '20' },
     'drain-timeout': { type: 'string', default: '60' },
+    masters: { type: 'string', default: '1' },
+    shards: { type: 'string' },
     dump: { type: 'string' },
   },
 });
@@ -59,7 +61,10 @@ const settings: SoakSettings = {
   globalPauses: numberFlag('global-pauses', 0, 100),
   killAtMs: numberFlag('kill-at', 0, 3_600) * 1000,
   drainTimeoutMs: numberFlag('drain-timeout', 1, 3_600) * 1000,
+  masters: numberFlag('masters', 1, 9),
+  shards: flags.shards === undefined ? numberFlag('masters', 1, 9) : numberFlag('shards', 1, 64),
 };
+if (settings.masters === 2) throw new Error('--masters: 1 (one redis-server) or a cluster of 3 or more');
 if (settings.killAtMs >= settings.durationMs) throw new Error('--kill-at: within --duration (0: no kill)');
 
 const begin = wallMs();
@@ -87,8 +92,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-const redis = await startRedis();
-log(`redis-server ${redis.url}`);
+const redis = await startTarget(settings.masters);
+log(`redis ${redis.url}`);
 let code = 0;
 try {
   report(await runSoak({ settings, redisUrl: redis.url, findings, log, dumpPath: flags.dump }));

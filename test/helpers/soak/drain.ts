@@ -1,10 +1,10 @@
 // Waits for the queue to drain once the submits stopped: nothing waiting, active, delayed or handed
 // out, no busy lane, but the lanes a key quota holds until its reset, whose parked jobs stay (the
 // quota scenario's documented wait).
-import type { Redis } from 'ioredis';
 import type { Throttle } from '../../../src/index.js';
 import { quotaHolds, type QuotaHold } from './quota-hold.js';
 import { sleep, wallMs } from './records.js';
+import type { RawRedis } from './target.js';
 
 export interface DrainResult {
   drained: boolean;
@@ -20,14 +20,19 @@ export interface DrainResult {
 
 const POLL_MS = 250;
 
-export async function waitForDrain(throttle: Throttle, raw: Redis, submitsEndedAt: number, timeoutMs: number): Promise<DrainResult> {
-  const queue = await throttle.bullQueue();
+export async function waitForDrain(throttle: Throttle, raw: RawRedis, submitsEndedAt: number, timeoutMs: number): Promise<DrainResult> {
+  // A sharded throttle's jobs and sets are its shards': each counted, then summed.
+  const queues = await Promise.all(throttle.shards.map((s) => s.bullQueue()));
+  const sum = async (count: (shard: Throttle) => Promise<number>) => (await Promise.all(throttle.shards.map(count))).reduce((a, b) => a + b, 0);
   const deadline = wallMs() + timeoutMs;
   for (;;) {
-    const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children');
-    const busyLanes = await raw.zcard(throttle.keys.busy);
-    const dispatched = await raw.zcard(throttle.keys.dispatched);
-    const { delayed, ...others } = counts;
+    const counts: Record<string, number> = {};
+    for (const queue of queues) {
+      for (const [state, n] of Object.entries(await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children'))) counts[state] = (counts[state] ?? 0) + n;
+    }
+    const busyLanes = await sum((s) => raw.zcard(s.keys.busy));
+    const dispatched = await sum((s) => raw.zcard(s.keys.dispatched));
+    const { delayed = 0, ...others } = counts;
     const moving = dispatched > 0 || Object.values(others).some((n) => n > 0);
     // Held lanes are looked for only once nothing else moves: each costs a few reads.
     const holds = !moving && busyLanes > 0 ? await quotaHolds(throttle, raw) : new Map<string, QuotaHold>();

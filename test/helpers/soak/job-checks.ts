@@ -2,12 +2,12 @@
 // final state after the drain (but the quota scenario's jobs waiting for their window's reset), each
 // run as often as its payload asks (one start per attempt it throws on, one more for a deferral), more
 // only where the killed worker or a stall explains it; no duplicate, no start of a job nobody admitted.
-import type { Redis } from 'ioredis';
 import type { Throttle, JobStatus } from '../../../src/index.js';
 import type { Findings } from './findings.js';
 import type { QuotaHold } from './quota-hold.js';
 import { groupBy, since, type JobEventRecord, type JobPayload, type KillRecord, type StartEvent, type SubmitRecord } from './records.js';
 import { WORKLOAD } from './scenario.js';
+import type { RawRedis } from './target.js';
 
 /** What the job checks learn that the order and admission checks use too. */
 export interface JobFacts {
@@ -39,7 +39,7 @@ const READ_CHUNK = 32;
 
 export interface JobCheckInput {
   throttle: Throttle;
-  raw: Redis;
+  raw: RawRedis;
   submits: SubmitRecord[];
   starts: StartEvent[];
   events: JobEventRecord[];
@@ -125,7 +125,7 @@ function expectedRun(payload: JobPayload): { starts: number; fails: boolean } {
  */
 async function resolveThrownSubmits(input: JobCheckInput, findings: Findings): Promise<void> {
   for (const s of input.submits.filter((x) => x.error !== undefined)) {
-    if ((await input.raw.exists(input.throttle.keys.job(s.jobId))) === 1) {
+    if ((await input.raw.exists(jobKey(input.throttle, s.jobId))) === 1) {
       s.admitted = true;
       findings.note('thrown-submit-admitted', 'documented: a submit that fails may still have admitted its job (a retry with its id answers duplicate)', { seq: s.seq, key: s.key, error: s.error });
     } else {
@@ -135,16 +135,25 @@ async function resolveThrownSubmits(input: JobCheckInput, findings: Findings): P
 }
 
 /** Jobs whose BullMQ record counts a stall (field `stc`). */
-async function stalledJobs(raw: Redis, throttle: Throttle, ids: string[]): Promise<Set<string>> {
+async function stalledJobs(raw: RawRedis, throttle: Throttle, ids: string[]): Promise<Set<string>> {
   const stalled = new Set<string>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const pipe = raw.pipeline();
-    for (const id of chunk) pipe.hget(throttle.keys.job(id), 'stc');
-    const replies = (await pipe.exec())!;
-    chunk.forEach((id, k) => Number(replies[k]![1] ?? 0) > 0 && stalled.add(id));
+  // A pipeline goes to one server: a sharded throttle's ids are read shard by shard.
+  for (const shard of throttle.shards) {
+    const shardIds = ids.filter((id) => (throttle.forJob(id) ?? throttle) === shard);
+    for (let i = 0; i < shardIds.length; i += 500) {
+      const chunk = shardIds.slice(i, i + 500);
+      const pipe = raw.pipeline();
+      for (const id of chunk) pipe.hget(shard.keys.job(id), 'stc');
+      const replies = (await pipe.exec())!;
+      chunk.forEach((id, k) => Number(replies[k]![1] ?? 0) > 0 && stalled.add(id));
+    }
   }
   return stalled;
+}
+
+/** A job's BullMQ hash, in the shard its id names. */
+function jobKey(throttle: Throttle, jobId: string): string {
+  return (throttle.forJob(jobId) ?? throttle).keys.job(jobId);
 }
 
 async function readStatuses(throttle: Throttle, ids: string[]): Promise<Map<string, JobStatus | null>> {
@@ -159,7 +168,7 @@ async function readStatuses(throttle: Throttle, ids: string[]): Promise<Map<stri
 }
 
 /** A queued job is waiting for its quota's reset when its lane is held by the quota and it is in the lane's queue. */
-async function waitsForReset(raw: Redis, throttle: Throttle, holds: ReadonlyMap<string, QuotaHold>, s: SubmitRecord): Promise<boolean> {
+async function waitsForReset(raw: RawRedis, throttle: Throttle, holds: ReadonlyMap<string, QuotaHold>, s: SubmitRecord): Promise<boolean> {
   if (!holds.has(s.lane)) return false;
-  return (await raw.zscore(throttle.keys.laneQueue(s.lane), `${s.jobId}|${s.cost}`)) !== null;
+  return (await raw.zscore(throttle.forLane(s.lane).keys.laneQueue(s.lane), `${s.jobId}|${s.cost}`)) !== null;
 }

@@ -2,10 +2,10 @@
 // deferrals spend its window again, so a lane may have admitted more than the window then has room
 // for; those jobs wait for the next window. Such a lane is busy, in the waiting set at its window's
 // reset, and says so: lane().nextStartAtMs is that reset.
-import type { Redis } from 'ioredis';
 import type { Throttle } from '../../../src/index.js';
 import type { Findings } from './findings.js';
 import type { StartEvent } from './records.js';
+import type { RawRedis } from './target.js';
 
 export interface QuotaHold {
   lane: string;
@@ -24,14 +24,22 @@ export interface QuotaHold {
  * The busy lanes held by a key quota: in the waiting set at exactly the quota window's end (the
  * dispatch script's score for a lane whose quota has no room). None without a key quota.
  */
-export async function quotaHolds(throttle: Throttle, raw: Redis): Promise<Map<string, QuotaHold>> {
+export async function quotaHolds(throttle: Throttle, raw: RawRedis): Promise<Map<string, QuotaHold>> {
   const holds = new Map<string, QuotaHold>();
   if (!throttle.config.quotas?.some((q) => q.scope === 'key')) return holds;
-  for (const lane of await raw.zrange(throttle.keys.busy, '0', '-1')) {
-    const waitingUs = await raw.zscore(throttle.keys.waiting, lane);
+  for (const shard of throttle.shards) {
+    for (const [lane, hold] of await shardHolds(throttle, shard, raw)) holds.set(lane, hold);
+  }
+  return holds;
+}
+
+async function shardHolds(throttle: Throttle, shard: Throttle, raw: RawRedis): Promise<Map<string, QuotaHold>> {
+  const holds = new Map<string, QuotaHold>();
+  for (const lane of await raw.zrange(shard.keys.busy, '0', '-1')) {
+    const waitingUs = await raw.zscore(shard.keys.waiting, lane);
     const use = (await throttle.quotaUse(lane)).find((q) => q.scope === 'key');
     if (waitingUs === null || !use || Number(waitingUs) !== use.resetsAtMs * 1000) continue;
-    const members = await raw.zrange(throttle.keys.laneQueue(lane), '0', '-1');
+    const members = await raw.zrange(shard.keys.laneQueue(lane), '0', '-1');
     // Lane ids of the soak's keys are the keys themselves (short and safe: stored verbatim).
     const { nextStartAtMs } = await throttle.lane(lane);
     holds.set(lane, { lane, resetAtMs: use.resetsAtMs, unit: use.unit, used: use.used, limit: use.limit, queuedIds: members.map((m) => m.slice(0, m.lastIndexOf('|'))), nextStartAtMs });

@@ -1,12 +1,13 @@
 // The throttle's Redis state once the queue drained (docs/algorithms.md, "Redis state"): its busy,
 // waiting, ready, dispatched and pending sets empty (but the lanes a key quota holds), every lane's
 // depth 0 and its units back (no handed-out unit still counted), every idle lane key expiring, BullMQ's
-// lists empty. Lanes are read by their known ids, never by SCAN.
-import type { Redis } from 'ioredis';
+// lists empty. Lanes are read by their known ids, never by SCAN; a sharded throttle's sets and lists
+// are read in each shard, and a lane in the shard that holds it.
 import type { Throttle } from '../../../src/index.js';
 import { quotaCounterSuffix, quotaWindows } from '../../../src/throttle/quota.js';
 import type { Findings } from './findings.js';
 import type { QuotaHold } from './quota-hold.js';
+import type { RawRedis } from './target.js';
 
 export interface RedisStateFigures {
   sets: Record<string, number>;
@@ -18,21 +19,29 @@ export interface RedisStateFigures {
 const SHARED_SETS = ['busy', 'waiting', 'ready', 'dispatched', 'pending'] as const;
 
 /** Reads the state after the drain; `label` says which moment (it names the violations). */
-export async function inspectRedisState(label: string, throttle: Throttle, raw: Redis, lanes: readonly string[], holds: ReadonlyMap<string, QuotaHold>, findings: Findings): Promise<RedisStateFigures> {
-  const sets = await checkSharedSets(label, throttle, raw, holds, findings);
+export async function inspectRedisState(label: string, throttle: Throttle, raw: RawRedis, lanes: readonly string[], holds: ReadonlyMap<string, QuotaHold>, findings: Findings): Promise<RedisStateFigures> {
+  const sets: Record<string, number> = {};
+  for (const shard of throttle.shards) {
+    for (const [set, n] of Object.entries(await checkSharedSets(label, shard, raw, holds, findings))) sets[set] = (sets[set] ?? 0) + n;
+  }
   const laneKeys: Record<string, number> = {};
   for (const lane of lanes) {
-    for (const kind of await checkLane(label, throttle, raw, lane, holds.get(lane), findings)) laneKeys[kind] = (laneKeys[kind] ?? 0) + 1;
+    for (const kind of await checkLane(label, throttle.forLane(lane), raw, lane, holds.get(lane), findings)) laneKeys[kind] = (laneKeys[kind] ?? 0) + 1;
   }
-  const prefix = throttle.keys.jobPrefix;
-  const bull = { wait: await raw.llen(`${prefix}wait`), active: await raw.llen(`${prefix}active`), delayed: await raw.zcard(`${prefix}delayed`) };
+  const bull = { wait: 0, active: 0, delayed: 0 };
+  for (const shard of throttle.shards) {
+    const prefix = shard.keys.jobPrefix;
+    bull.wait += await raw.llen(`${prefix}wait`);
+    bull.active += await raw.llen(`${prefix}active`);
+    bull.delayed += await raw.zcard(`${prefix}delayed`);
+  }
   const parkedForReset = [...holds.values()].reduce((n, h) => n + h.queuedIds.length, 0);
   if (bull.wait + bull.active > 0 || bull.delayed !== parkedForReset) findings.violation(`bull-not-empty(${label})`, "BullMQ holds nothing once the queue drained (but the jobs a key quota holds, parked)", { ...bull, parkedForReset });
   return { sets, lanesInspected: lanes.length, laneKeys, bull };
 }
 
 /** The throttle-wide sets: only held lanes may be busy (scored by their depth) and waiting (at their reset). */
-async function checkSharedSets(label: string, throttle: Throttle, raw: Redis, holds: ReadonlyMap<string, QuotaHold>, findings: Findings): Promise<Record<string, number>> {
+async function checkSharedSets(label: string, throttle: Throttle, raw: RawRedis, holds: ReadonlyMap<string, QuotaHold>, findings: Findings): Promise<Record<string, number>> {
   const sizes: Record<string, number> = {};
   for (const set of SHARED_SETS) {
     const members = await raw.zrange(throttle.keys[set], '0', '-1', 'WITHSCORES');
@@ -52,7 +61,7 @@ async function checkSharedSets(label: string, throttle: Throttle, raw: Redis, ho
  * One lane, read in one MULTI with Redis's clock of that instant (a clock read once for the whole sweep
  * goes stale over hundreds of lanes). Returns the kinds of its keys that exist.
  */
-async function checkLane(label: string, throttle: Throttle, raw: Redis, lane: string, hold: QuotaHold | undefined, findings: Findings): Promise<string[]> {
+async function checkLane(label: string, throttle: Throttle, raw: RawRedis, lane: string, hold: QuotaHold | undefined, findings: Findings): Promise<string[]> {
   const keys = throttle.keys;
   const quota = throttle.config.quotas?.findIndex((q) => q.scope === 'key') ?? -1;
   const counter = quota >= 0 ? keys.lane(lane) + quotaCounterSuffix(quota, quotaWindows(throttle.config.quotas![quota]!, Date.now()).startMs) : undefined;

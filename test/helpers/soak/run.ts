@@ -3,7 +3,6 @@
 // allows (the state right after the drain, then once the outgoing sets expired, then the capacity check
 // that adds jobs). Returns the figures; the findings collect the violations and notes.
 import { writeFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import { createSluice, type Throttle } from '../../../src/index.js';
 import { checkAdmission } from './admission-checks.js';
 import { checkCapacity } from './capacity-check.js';
@@ -21,6 +20,7 @@ import { seededRandom, zipfPicker } from './random.js';
 import { since, sleep, wallMs, type JobEventRecord, type Log, type RunRecord, type StartEvent } from './records.js';
 import { inspectRedisState } from './redis-state.js';
 import { throttleConfigOf, WORKLOAD, type SoakSettings } from './scenario.js';
+import { rawClient, type RawRedis } from './target.js';
 
 const NAME = 'soak';
 /** After the load: the follow-ups due this soon still go out (a client honouring Retry-After). */
@@ -44,14 +44,14 @@ export async function runSoak(run: SoakRun): Promise<Record<string, unknown>> {
   const prefix = `soak${Date.now()}`;
   const sluice = createSluice({ redis: redisUrl, prefix });
   const throttle = sluice.throttle(NAME, config);
-  const raw = new Redis(redisUrl);
+  const raw = rawClient(redisUrl);
   const fleet = new WorkerFleet({ redisUrl, prefix, name: NAME, config, concurrency: settings.concurrency, handlerMs: WORKLOAD.handlerMs });
   try {
     await throttle.ready();
     await fleet.start(settings.procs);
     log(`${settings.procs} worker processes ready; horizon ${throttle.timing.leadUs / 1000} ms`);
     const t0 = wallMs();
-    const tail = new EventTail(redisUrl, throttle.keys.events);
+    const tail = new EventTail(redisUrl, throttle.shards.map((s) => s.keys.events));
     const { submitter, chaos } = await driveLoad(run, throttle, fleet);
     const submitsEndedAt = wallMs();
     log(`submits done: ${submitter.records.length} (at most ${submitter.maxInFlight} in flight)`);
@@ -92,7 +92,7 @@ async function driveLoad(run: SoakRun, throttle: Throttle, fleet: WorkerFleet): 
   return { submitter, chaos };
 }
 
-async function checkRun(run: SoakRun, throttle: Throttle, raw: Redis, record: RunRecord, holds: Awaited<ReturnType<typeof waitForDrain>>['holds'], submitter: Submitter): Promise<Record<string, unknown>> {
+async function checkRun(run: SoakRun, throttle: Throttle, raw: RawRedis, record: RunRecord, holds: Awaited<ReturnType<typeof waitForDrain>>['holds'], submitter: Submitter): Promise<Record<string, unknown>> {
   const { findings, log, settings } = run;
   const lanes = Array.from({ length: settings.keys }, (_, i) => throttle.keys.laneId(`k${i}`));
   const afterDrain = await inspectRedisState('after-drain', throttle, raw, lanes, holds, findings);

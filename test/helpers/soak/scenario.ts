@@ -28,6 +28,10 @@ export interface SoakSettings {
   killAtMs: number;
   /** How long the queue may take to drain once the submits stop. */
   drainTimeoutMs: number;
+  /** 1: one redis-server; more: a cluster of that many masters (target.ts). */
+  masters: number;
+  /** The throttle's shards (`shards`; 1: unsharded). */
+  shards: number;
 }
 
 /** The workload's fixed shape: the same in every scenario. */
@@ -82,6 +86,7 @@ export function throttleConfigOf(settings: SoakSettings): ThrottleConfigInput {
     keepCompleted: { ageSeconds: 3600, count: 1_000_000 },
     keepFailed: { ageSeconds: 3600, count: 1_000_000 },
     ...(shape.globalRatePerSecond ? { globalRatePerSecond: shape.globalRatePerSecond } : {}),
+    ...(settings.shards > 1 ? { shards: settings.shards } : {}),
     ...(shape.quotaCallsPerDay ? { quotas: [{ scope: 'key', period: 'day', unit: 'calls', limit: shape.quotaCallsPerDay, whenExhausted: 'refuse' }] } : {}),
   };
 }
