@@ -10,7 +10,8 @@
 -- KEYS[6]  waiting: the throttle's waiting set (busy lanes by the instant their own rate lets them start)
 -- KEYS[7]  global: the throttle's global hash {s, v, p}
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
--- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until then)
+-- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs (they hold capacity until their
+--          worker says they started, lua/throttle-started.lua)
 -- KEYS[10] delayed: the BullMQ queue's delayed set (the job is parked there, BullMQ's score encoding)
 -- KEYS[11] events: the throttle's job event stream (src/throttle/events.ts): the 'admitted' event
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
@@ -40,8 +41,8 @@
 --   { 1, start µs, position, now}  admitted; start = predicted start; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
 --   { 3, 0, 0, now}                duplicate that already left the lane (dispatched, running or finished)
---   {-1, retry µs, held, now}      queue_full: retry = exactly until enough of the lane's work has started
---                                  (held: units queued or handed out and not yet started)
+--   {-1, retry µs, held, now}      queue_full: retry = until enough of the lane's work has started
+--                                  (held: units queued, or handed out and not yet started by their worker)
 --   {-2, retry µs, wait µs, now, depth}  wait_too_long: retry = until the predicted wait fits
 --   {-3, retry µs, held, now, quota index}  quota_exhausted: a refusing quota's window is spoken for
 --                                  (started in it, plus this key's queued work for a key quota);
@@ -106,13 +107,18 @@ if global_interval > 0 then base = math.max(base, tonumber(g[1] or 0)) end
 
 if held + cost > capacity then
   -- Room appears when the job holding the (held + cost - capacity)-th unit starts: first the jobs
-  -- handed out (their starts are known), then the queued ones at their predicted starts.
+  -- handed out (their starts are known; one whose start is past and that its worker has not said it
+  -- started is late: by the lateness tolerance it has started or asked for a fresh start, which the
+  -- next refusal then names), then the queued ones at their predicted starts.
   local need = held + cost - capacity
   local freed, at = 0, base
   local out = redis.call('ZRANGE', KEYS[9], '0', '-1', 'WITHSCORES')
+  local late_by = now + math.max(1000, math.floor(margin / 2))
   for i = 1, #out, 2 do
     freed = freed + member_cost(out[i])
-    at = tonumber(out[i + 1])
+    local t = tonumber(out[i + 1])
+    if t <= now then t = late_by end
+    if i == 1 or t > at then at = t end
     if freed >= need then break end
   end
   if freed < need then

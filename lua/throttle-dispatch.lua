@@ -224,10 +224,10 @@ while n < max_jobs do
         -- of each: ~12 numbers per job handed out.
         local start_text = whole(start)
         redis.call('ZADD', KEYS[5], start_text, member .. '|' .. id)
-        -- The unit stays the lane's until the start (admission frees it then, exactly): counted in od,
-        -- written with the lane's other fields below. Once the outgoing set has outlived its last start
-        -- (oe, includes/lane.lua), what od still counts has started: the count starts again from this
-        -- unit, in a set of its own.
+        -- The unit stays the lane's until its worker says the job started (lua/throttle-started.lua
+        -- frees it then), or a second past its start: counted in od, written with the lane's other
+        -- fields below. Once the outgoing set has outlived its last start (oe, includes/lane.lua), what
+        -- od still counts has started: the count starts again from this unit, in a set of its own.
         local out_units = tonumber(st[9] or 0)
         local out_until = start + OUTGOING_LIFE_US
         if outgoing_expired(st[10], now) then

@@ -94,12 +94,15 @@ end
 
 -- The later hand-outs of the lane of a late job that may move with it (late() below), or nil: those
 -- from this job's start on in the outgoing set, all of them while this job's own member is still there
--- at its start (members leave the set in start order: an admission settles those whose start is past,
--- includes/lane.lua; or all at once when it expires; or one by one when a job goes back to the lane,
--- and then it no longer comes after this one), none of them at its worker yet (its worker knows its
--- start), and at most MAX_MOVED (one call's work stays bounded).
-local function movable_later(held, expires)
-  if outgoing_expired(expires, now) or tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return nil end
+-- at its start and no later job of the lane has started (members leave the set when their worker says
+-- they started, lua/throttle-started.lua, which records the lane's latest such start in ls; a second
+-- past their start, an admission settles them, includes/lane.lua, in start order; all at once when it
+-- expires; one by one when a job goes back to the lane, and then it no longer comes after this one),
+-- none of them at its worker yet (its worker knows its start), and at most MAX_MOVED (one call's work
+-- stays bounded).
+local function movable_later(held, expires, latest_started)
+  if outgoing_expired(expires, now) or tonumber(latest_started or 0) > held then return nil end
+  if tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return nil end
   local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES', 'LIMIT', '0', MAX_MOVED + 2)
   if #found > 2 * (MAX_MOVED + 1) then return nil end
   local later = {}
@@ -115,7 +118,7 @@ local function movable_later(held, expires)
 end
 
 local function late(held)
-  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe')
+  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe', 'ls')
   local tat = tonumber(st[1] or 0)
   local lane_interval = learned(interval, st[3], st[4], now)
   local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
@@ -132,7 +135,7 @@ local function late(held)
     -- going back would put it too (at the head of its lane, handed out next, behind the hand-outs), without
     -- the trip (park, put back, hand-out, fetch). A backlog met by workers that fall behind no longer sends
     -- its jobs round again one by one.
-    later = movable_later(held, st[5])
+    later = movable_later(held, st[5], st[6])
     behind = not later
   end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
@@ -162,8 +165,9 @@ local function late(held)
   if tonumber(redis.call('HGET', KEYS[1], 'd') or 0) <= 0 then
     redis.call('PEXPIRE', KEYS[1], ttl((after - now) / 1000))
   end
-  -- Its unit stays the lane's until its fresh start. An admission since the start it missed took it
-  -- for started (settle_outgoing, includes/lane.lua, drops the members whose start is past), or the
+  -- Its unit stays the lane's until its worker says it started (lua/throttle-started.lua): its member
+  -- moves to the fresh start. A job more than a second late may have been taken for started by an
+  -- admission meanwhile (settle_outgoing, includes/lane.lua: its worker is taken for dead), or the
   -- outgoing set outlived its last start: it is held again here, or the lane would go on admitting as
   -- if it had started. (Admitted in between, a job may hold the unit too: the lane then holds up to
   -- this job's cost past its capacity until this start, and refuses meanwhile; docs/algorithms.md.)

@@ -9,13 +9,17 @@
 --   i  the lane's interval in µs (1e6 / its rate: plan, override), b  its burst, as its last admission
 --      (or an operator's override) set them: the dispatcher paces the lane by them
 --   n  the plan of the lane's last admission (shown by the admin API)
---   od cost units handed to the workers whose start is not yet past (they still hold their place in
---      the lane's capacity; the outgoing set below says when each frees it)
+--   od cost units handed to the workers whose start their worker has not confirmed yet (they still
+--      hold their place in the lane's capacity: lua/throttle-started.lua frees each at its job's start)
+--   ls the latest start (µs) of the lane that a worker confirmed: a late job may move the lane's later
+--      hand-outs with it only while none of them has started (lua/throttle-start.lua movable_later)
 --   ui, ue  an interval in µs learnt from the upstream for this lane, in force until Redis-time µs ue
 --      (lua/upstream-learn.lua): while in force the lane is paced by max(i, ui)
 -- plus a sorted set of queued members "<job id>|<cost>" in FIFO order (scored by predicted start), and
--- the outgoing set `:o`: members handed to the workers, scored by their start µs (a unit is free again
--- at its job's start, exactly: admission drops the entries that are past).
+-- the outgoing set `:o`: members handed to the workers, scored by their start µs. A unit is free again
+-- when the job's worker says it started (lua/throttle-started.lua, sent as the handler starts), or,
+-- should that never come (its worker died, the message was lost), a second past its start: admission
+-- drops those entries.
 -- Throttle-wide: the global hash {s: next global slot, v: virtual time, p: real µs until which the
 -- whole throttle is paused (capped or not), ui/ue: an interval learnt from
 -- the upstream for the whole queue and until when it holds: the queue is paced by max(global interval,
@@ -113,7 +117,10 @@ local function outgoing_expired(expires, now)
   return expires and expires ~= '' and now >= tonumber(expires) or false
 end
 
--- The lane's outgoing units whose start is past are free again: drop them; returns the units still out.
+-- The lane's outgoing units whose start is more than OUTGOING_LIFE_US past and that no worker said had
+-- started are taken for started (their worker died, or its word was lost): drop them; returns the units
+-- still out. Until then a late worker holds its unit (lua/throttle-start.lua late() gives it a fresh
+-- start) and an admission counts it: the lane's bound holds while a worker is late.
 -- `od`: the lane's field od when the caller has read it already (false: none), else it is read here.
 local function settle_outgoing(lane_key, outgoing_key, now, od, expires)
   if od == nil then od = redis.call('HGET', lane_key, 'od') end
@@ -126,10 +133,11 @@ local function settle_outgoing(lane_key, outgoing_key, now, od, expires)
     redis.call('HSET', lane_key, 'od', '0')
     return 0
   end
-  local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', now)
+  local before = now - OUTGOING_LIFE_US
+  local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', before)
   if #past > 0 then
     for _, m in ipairs(past) do out = out - member_cost(m) end
-    redis.call('ZREMRANGEBYSCORE', outgoing_key, '-inf', now)
+    redis.call('ZREMRANGEBYSCORE', outgoing_key, '-inf', before)
     out = math.max(0, out)
     redis.call('HSET', lane_key, 'od', out)
   end

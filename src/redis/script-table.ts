@@ -72,6 +72,10 @@ export const SCRIPT_TABLE = {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack'],
     argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund'],
   },
+  'throttle-started': {
+    keys: ['lane', 'laneOutgoing', 'events'],
+    argv: ['member', 'startUs', 'eventJobId', 'eventDetail', 'eventMaxLen'],
+  },
   'throttle-release': {
     keys: ['lane', 'laneQueue', 'busy', 'waiting', 'ready'],
     keysRest: 'jobs',

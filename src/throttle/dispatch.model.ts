@@ -25,9 +25,11 @@ interface LaneState {
   /** An interval learnt from the upstream (µs) and until when it holds (µs). */
   ui: number;
   ue: number;
-  /** Units handed to the workers whose start is not known to be past, and those jobs: member -> start µs. */
+  /** Units handed to the workers that no worker has said started yet, and those jobs: member -> start µs. */
   od: number;
   out: Map<string, number>;
+  /** The latest start a worker said had happened (µs; 0: none; includes/lane.lua ls). */
+  ls: number;
   /** Until when (µs) the outgoing set lives, a second past its last start; 0: not known (includes/lane.lua oe). */
   oe: number;
   queue: QueuedMember[];
@@ -170,7 +172,7 @@ export class DispatchModel {
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), oe: 0, queue: [], back: new Map() };
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), ls: 0, oe: 0, queue: [], back: new Map() };
       this.lanes.set(id, lane);
     }
     return lane;
@@ -198,14 +200,14 @@ export class DispatchModel {
     const m = this.settings.marginPpm;
     const lane = this.lane(laneId);
     const depth = lane.d;
-    // includes/lane.lua settle_outgoing: units whose start is past are free again (all of them once the
-    // outgoing set has outlived its last start).
+    // includes/lane.lua settle_outgoing: units a second past their start that no worker said had started
+    // are taken for started (all of them once the outgoing set has outlived its last start).
     if (lane.od > 0 && outgoingExpired(lane.oe, nowUs)) {
       lane.out.clear();
       lane.od = 0;
     } else if (lane.od > 0) {
       for (const [member, start] of [...lane.out]) {
-        if (start > nowUs) continue;
+        if (start > nowUs - OUTGOING_LIFE_US) continue;
         lane.od -= costOf(member);
         lane.out.delete(member);
       }
@@ -222,9 +224,14 @@ export class DispatchModel {
       const need = held + cost - capacity;
       let freed = 0;
       let at = base;
+      // A handed-out job past its start is late: by the lateness tolerance it has started or has a fresh start.
+      const lateBy = nowUs + Math.max(1000, Math.floor(m / 2));
+      let first = true;
       for (const [member, start] of [...lane.out].sort(byScoreThenMember)) {
         freed += costOf(member);
-        at = start;
+        const t = start <= nowUs ? lateBy : start;
+        if (first || t > at) at = t;
+        first = false;
         if (freed >= need) break;
       }
       if (freed < need) {
@@ -464,10 +471,22 @@ export class DispatchModel {
    * movable_later): its own member still at its start, none of them at its worker yet, at most MAX_MOVED.
    */
   private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number): [string, number][] | undefined {
-    if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return undefined;
+    if (outgoingExpired(lane.oe, nowUs) || lane.ls > held || lane.out.get(member) !== held) return undefined;
     const later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
     if (later.length === 0 || later.length > MAX_MOVED) return undefined;
     return later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;
+  }
+
+  /**
+   * A worker started `member`'s job at `startUs` (lua/throttle-started.lua): its unit is free again.
+   * True when it was still held.
+   */
+  started(laneId: string, member: string, startUs: number): boolean {
+    const lane = this.lane(laneId);
+    const freed = lane.out.delete(member);
+    if (freed) lane.od = Math.max(0, lane.od - costOf(member));
+    if (startUs > lane.ls) lane.ls = startUs;
+    return freed;
   }
 
   /** Takes members out of a lane unconditionally (lua/throttle-release.lua, mode release). */

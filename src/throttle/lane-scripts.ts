@@ -6,6 +6,7 @@ import { integerArray, integerReply } from '../redis/reply.js';
 import { argvOf, type ScriptArg } from '../redis/script-table.js';
 import type { ManyKeyCall, ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleTiming } from './config.js';
+import { EVENT_STREAM_MAXLEN, type JobEventDetail } from './events.js';
 import { laneMember, type ThrottleKeys } from './keys.js';
 
 /**
@@ -180,6 +181,21 @@ export class LaneScripts {
       3,
     ) as [number, number, number];
     return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, ...(at > 0 ? { slotUs: at } : {}), nowUs };
+  }
+
+  /**
+   * The job started at `startUs` (the gate's answer): its unit of the lane's capacity is free again
+   * (lua/throttle-started.lua), and its 'started' event (`event`: the detail) is appended in the same call.
+   * True when the unit was still held here (false: a second past its start an admission took it for
+   * started, or the job had gone back to its lane).
+   */
+  async started(laneId: string, jobId: string, cost: number, startUs: number, event?: JobEventDetail): Promise<boolean> {
+    const reply = await this.scripts.run(
+      'throttle-started',
+      { lane: this.keys.lane(laneId), laneOutgoing: this.keys.laneOutgoing(laneId), events: this.keys.events },
+      { member: laneMember(jobId, cost), startUs, eventJobId: event ? jobId : '', eventDetail: event ? JSON.stringify(event) : '', eventMaxLen: EVENT_STREAM_MAXLEN },
+    );
+    return integerReply('throttle-started', reply) === 1;
   }
 
   /**

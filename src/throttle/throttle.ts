@@ -506,7 +506,11 @@ export class Throttle {
       for (;;) {
         await dispatcher.waitFor(entry);
         // In-process: every wait is spent here; fn runs in the same step as the lateness check.
-        const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, () => fn());
+        const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, (slotUs) => {
+          // Its unit of the lane is free from now (lua/throttle-started.lua); fn runs in the same step.
+          void this.gateLanes.started(laneId, jobId, cost, slotUs).catch(() => undefined);
+          return fn();
+        });
         if (outcome.started) return await outcome.result;
         // It missed its start: back to its lane, dispatched again at its turn (no call was made).
         await this.gateLanes.start(laneId, jobId, cost, { mode: 'requeue', slotUs: outcome.slotUs });

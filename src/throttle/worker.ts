@@ -178,7 +178,7 @@ export class ThrottleWorker {
     await client.exists(throttle.keys.global).catch(() => undefined);
     // The gate's and the dispatcher's scripts in Redis before the first job: a first start call that
     // meets NOSCRIPT sends the whole source and waits for Redis to compile it, and comes late for its instant.
-    await this.ctx.bull().scripts.load(['throttle-start', 'throttle-dispatch']).catch(() => undefined);
+    await this.ctx.bull().scripts.load(['throttle-start', 'throttle-started', 'throttle-dispatch']).catch(() => undefined);
     if (this.closing) return;
     throttle.dispatcher.acquire(true);
     this.dispatching.push(throttle);
@@ -266,8 +266,10 @@ export class ThrottleWorker {
           const late = performance.now() - slotLocalMs;
           if (late > headroomMs) throw new LateSend(late, headroomMs);
         };
-        // Sent before the handler runs, so it precedes the handler's progress events in the stream.
-        void throttle.recordEvent('started', job.id!, { ...whose(job), attemptsMade: job.attemptsMade + 1 });
+        // The lane's unit is free from now (until this call arrives, the lane counts the job as not
+        // started: its bound holds while a worker is late), with the 'started' event in the same call.
+        // Sent before the handler runs, so the event precedes the handler's progress events in the stream.
+        void lanes.started(lane, job.id!, cost, slotUs, { ...whose(job), attemptsMade: job.attemptsMade + 1 }).catch(() => undefined);
         try {
           const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
             if (report.cost !== undefined) await reconcile(report.cost);

@@ -29,6 +29,26 @@ export function gateCall(lanes: LaneScripts, model: DispatchModel, t: ThrottleTi
   };
 }
 
+/** A worker's word that a job started (lua/throttle-started.lua), on the scripts and the model; their answers held equal. */
+export type StartedCall = (j: Holding) => Promise<void>;
+
+export function startedCall(lanes: LaneScripts, model: DispatchModel, costOf: (jobId: string) => number): StartedCall {
+  return async (j) => {
+    const cost = costOf(j.jobId);
+    const got = await lanes.started(j.lane, j.jobId, cost, j.startUs);
+    expect(got).toBe(model.started(j.lane, laneMember(j.jobId, cost), j.startUs));
+  };
+}
+
+/**
+ * One of the jobs that started says so (`any` < 0: the first to start; else the `any`-th, modulo): its
+ * word reaches Redis in any order with the other calls, as a worker's message does.
+ */
+export async function sayStarted(say: StartedCall, starting: Holding[], any: number): Promise<void> {
+  if (starting.length === 0) return;
+  await say(starting.splice(any < 0 ? 0 : any % starting.length, 1)[0]!);
+}
+
 /** A worker takes job `j`, handed out: its gate call. No start now: parked by its worker, then back at the head of its lane. */
 export async function arrive(call: GateCall, j: { lane: string; jobId: string }, holding: Holding[]): Promise<void> {
   const answer = await call(j.lane, j.jobId, { mode: 'start' });
@@ -37,13 +57,17 @@ export async function arrive(call: GateCall, j: { lane: string; jobId: string },
 }
 
 /**
- * The job holding the earliest start reaches it at `now`: within the tolerance it starts (`started`),
- * later it asks again (a fresh start, or back to its lane).
+ * The job holding the earliest start reaches it at `now`: within the tolerance it starts (`started`,
+ * and it joins `starting`: its word that it started is on its way, sayStarted), later it asks again (a
+ * fresh start, or back to its lane).
  */
-export async function reachStart(call: GateCall, holding: Holding[], now: number, toleranceUs: number, started: (j: Holding) => void): Promise<void> {
+export async function reachStart(call: GateCall, holding: Holding[], starting: Holding[], now: number, toleranceUs: number, started: (j: Holding) => void): Promise<void> {
   holding.sort((x, y) => x.startUs - y.startUs);
   const j = holding.shift()!;
-  if (now - j.startUs <= toleranceUs) return started(j);
+  if (now - j.startUs <= toleranceUs) {
+    starting.push(j);
+    return started(j);
+  }
   const answer = await call(j.lane, j.jobId, { mode: 'late', heldUs: j.startUs });
   if (answer.go) holding.push({ ...j, startUs: answer.startUs });
   else expect((await call(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);

@@ -102,7 +102,7 @@ async function checkRun(run: SoakRun, throttle: Throttle, raw: RawRedis, record:
   checkQuotaHolds(holds, record.starts, touchedByKill, findings);
   const pacing = checkPacing(throttle, record.starts, record.pauses, record.t0, findings);
   const quota = await checkKeyQuota(throttle, record.starts, findings);
-  const admission = checkAdmission(record.submits, jobs.facts, throttle.config.capacity, record.t0, findings);
+  const admission = checkAdmission(record.submits, jobs.facts, throttle.config.capacity, touchedByKill, record.t0, findings);
   const lateLeavesRecord = throttle.config.globalRatePerSecond !== undefined || (throttle.config.quotas?.length ?? 0) > 0;
   const fifo = checkFifo(jobs.facts, lateLeavesRecord, record.t0, findings);
   await sleep(OUTGOING_LIFE_MS);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { laneMember } from '../../../src/throttle/keys.js';
 import { DispatchModel } from '../../../src/throttle/dispatch.model.js';
 import { useBackend } from '../../helpers/fixtures.js';
-import { arrive, gateCall, reachStart, type Holding } from '../../helpers/gate-driver.js';
+import { arrive, gateCall, reachStart, sayStarted, startedCall, type Holding } from '../../helpers/gate-driver.js';
 
 let run = 0;
 const T0 = 1_800_000_000_000_000;
@@ -25,6 +25,8 @@ describe('burst and costs, property', () => {
         { weight: 2, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
         { weight: 4, arbitrary: fc.record({ kind: fc.constant('arrive' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         { weight: 3, arbitrary: fc.record({ kind: fc.constant('run' as const) }) },
+        // A started job's word that it started reaches Redis (its unit is free from then on).
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant('say' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         { weight: 1, arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom(...LANES), ms: fc.integer({ min: 1, max: 300 }) }) },
         // A started job fails (its retry comes back with no slot) or its upstream says later (pause + requeue, call made).
         { weight: 1, arbitrary: fc.record({ kind: fc.constant('retry' as const), defer: fc.boolean(), ms: fc.integer({ min: 1, max: 300 }) }) },
@@ -42,8 +44,11 @@ describe('burst and costs, property', () => {
         const retried = new Set<string>();
         const out: { lane: string; jobId: string }[] = [];
         const holding: Holding[] = [];
+        // Started, their word on its way.
+        const starting: Holding[] = [];
         const started = new Map<string, { jobId: string; startUs: number; cost: number }[]>(LANES.map((l) => [l, []]));
         const both = gateCall(lanes, model, t, () => now, (jobId) => cost.get(jobId)!, burst);
+        const say = startedCall(lanes, model, (jobId) => cost.get(jobId)!);
         for (const { dtUs, op } of steps) {
           now += dtUs;
           if (op.kind === 'admit') {
@@ -66,6 +71,9 @@ describe('burst and costs, property', () => {
             if (done.length > 0) {
               const x = done[done.length - 1]!;
               retried.add(x.jobId);
+              // Its worker said it started before its handler failed or deferred (one connection: in that order).
+              const saying = starting.findIndex((j) => j.jobId === x.jobId);
+              if (saying >= 0) await sayStarted(say, starting, saying);
               if (op.defer) {
                 const got = await lanes.pause(x.lane, op.ms, 'lane', String(now));
                 expect(got).toBe(model.pause(now, x.lane, op.ms * 1000, 'lane'));
@@ -80,10 +88,12 @@ describe('burst and costs, property', () => {
                 expect((await both(x.lane, x.jobId, { mode: 'requeue', slotUs: a.go ? undefined : a.slotUs })).go).toBe(false);
               }
             }
+          } else if (op.kind === 'say') {
+            await sayStarted(say, starting, op.any);
           } else if (op.kind === 'arrive' && out.length > 0) {
             await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
           } else if (op.kind === 'run' && holding.length > 0) {
-            await reachStart(both, holding, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! }));
+            await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! }));
           }
         }
         for (const j of holding) started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { laneMember } from '../../../src/throttle/keys.js';
 import { DispatchModel } from '../../../src/throttle/dispatch.model.js';
 import { TOPOLOGIES, useBackend } from '../../helpers/fixtures.js';
-import { arrive, gateCall, reachStart, type Holding } from '../../helpers/gate-driver.js';
+import { arrive, gateCall, reachStart, sayStarted, startedCall, type Holding } from '../../helpers/gate-driver.js';
 
 let run = 0;
 const T0 = 1_800_000_000_000_000;
@@ -64,12 +64,13 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect(next.jobs.map((j) => [j.jobId, j.startUs])).toEqual([['pD', slot.get('pC')! + 2 * spacing]]);
   });
 
-  it("no cap: once an admission has settled the late job's own start, it starts behind the lane's hand-outs", async () => {
+  it("no cap: once an admission has taken the late job for started (a second past its start), it starts behind the lane's hand-outs", async () => {
     const { throttle, lanes, slot, spacing } = await threeHandedOut();
-    // An admission after A's start frees A's unit (A's start is past): A's member leaves the outgoing set,
-    // so B and C cannot be known to follow it there: they keep their starts.
-    expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pA')! + 6_000))).kind).toBe('admitted');
-    const late = slot.get('pA')! + 7_000;
+    // An admission more than a second after A's start, A's worker silent all along, takes A for started
+    // (its worker is taken for dead): A's member leaves the outgoing set, so B and C cannot be known to
+    // follow it there: they keep their starts.
+    expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pA')! + 1_006_000))).kind).toBe('admitted');
+    const late = slot.get('pA')! + 1_007_000;
     expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(late))).toEqual(
       expect.objectContaining({ go: true, startUs: Math.max(late + throttle.timing.deliveryUs, slot.get('pC')! + spacing) }),
     );
@@ -138,24 +139,53 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
       expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
       return want;
     };
+    /** The job's worker says it started at `startUs` (lua/throttle-started.lua): true when its unit was still held. */
+    const say = async (jobId: string, startUs: number) => {
+      const got = await lanes.started('k', jobId, 1, startUs);
+      expect(got).toBe(model.started('k', laneMember(jobId, 1), startUs));
+      return got;
+    };
     for (const job of ['pA', 'pB']) expect((await admit(job, T0)).kind).toBe('admitted');
     const round = await lanes.dispatch(10, at(0));
     expect({ nextUs: round.nextUs, jobs: round.jobs }).toEqual(model.dispatch(T0, t.leadUs, t.deliveryUs, 10));
     expect(round.jobs.map((j) => j.jobId)).toEqual(['pA']);
     const s = round.jobs[0]!.startUs;
     expect(await start('pA', { mode: 'start' }, s - 8_000)).toEqual({ go: true, startUs: s });
-    return { throttle, admit, start, s };
+    return { throttle, admit, start, say, s };
   }
 
-  it('a late job holds its unit again until its fresh start, though an admission took it for started meanwhile (found by a soak run)', async () => {
-    const { throttle, admit, start, s } = await oneHandedOut(3);
-    // A's worker misses A's instant. An admission after that instant takes A's unit for started (its start is past).
+  it('a handed-out job holds its unit until its worker says it started, late or not (the lane never holds more than its capacity)', async () => {
+    const { throttle, admit, start, say, s } = await oneHandedOut(3);
+    // A's worker misses A's instant. An admission after that instant counts A as not started: A, B and C fill the lane.
     expect((await admit('pC', s + 6_000)).kind).toBe('admitted');
+    expect(await admit('pD', s + 6_500)).toMatchObject({ kind: 'queue_full', depth: 3 });
     const late = await start('pA', { mode: 'late', heldUs: s }, s + 7_000);
     expect(late).toEqual({ go: true, startUs: s + 7_000 + throttle.timing.deliveryUs });
-    // A (not started), B and C: the lane is full until A's fresh start. Before the fix it admitted a fourth.
-    expect(await admit('pD', s + 9_000)).toMatchObject({ kind: 'queue_full', depth: 3 });
-    expect((await admit('pD', (late as { startUs: number }).startUs + 1)).kind).toBe('admitted');
+    const fresh = (late as { startUs: number }).startUs;
+    // Before its fresh start the refusal names that start; past it, A's word not in yet, the lateness tolerance.
+    expect(await admit('pD', s + 9_000)).toEqual({ kind: 'queue_full', depth: 3, retryUs: fresh - (s + 9_000) });
+    expect(await admit('pD', fresh + 1)).toEqual({ kind: 'queue_full', depth: 3, retryUs: throttle.timing.lateToleranceUs });
+    // A's worker says A started: its unit is free, exactly one.
+    expect(await say('pA', fresh)).toBe(true);
+    expect((await admit('pD', fresh + 2)).kind).toBe('admitted');
+    expect(await admit('pE', fresh + 3)).toMatchObject({ kind: 'queue_full', depth: 3 });
+  });
+
+  it('on time: the unit is free when the worker says the job started, not at its instant', async () => {
+    const { admit, say, s } = await oneHandedOut(2);
+    // A (handed out) and B fill the lane; A's instant passes with no word from its worker.
+    expect(await admit('pC', s + 1_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
+    expect(await say('pA', s)).toBe(true);
+    expect((await admit('pC', s + 1_500)).kind).toBe('admitted');
+    // Said twice (a repeated message): nothing more is freed.
+    expect(await say('pA', s)).toBe(false);
+    expect(await admit('pD', s + 2_000)).toMatchObject({ kind: 'queue_full', depth: 2 });
+  });
+
+  it('a worker that never says its job started (it died) holds the unit a second past the start, then the lane takes it for started', async () => {
+    const { admit, s } = await oneHandedOut(2);
+    expect(await admit('pC', s + 999_999)).toMatchObject({ kind: 'queue_full', depth: 2 });
+    expect((await admit('pC', s + 1_000_000)).kind).toBe('admitted');
   });
 
   it('a late job never starts within its interval of a later job of its lane that started already', async () => {
@@ -166,8 +196,10 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     const slots = [];
     for (const now of [0, 0, 400]) slots.push(...(await lanes.dispatch(1, at(now))).jobs.map((j) => j.startUs));
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, at(400))).toMatchObject({ go: true, startUs: slots[1] });
-    // An admission after B's start takes B for started. A must not move with C to a start 10 ms after B's
-    // (stop 25 briefly let it, by keeping A's unused start in the outgoing set: reverted): it starts behind C.
+    // B starts and says so: its member leaves the outgoing set, A's and C's stay. A must not move with C
+    // to a start 10 ms after B's (stop 25 briefly let it, by keeping A's unused start in the outgoing set
+    // past B's: reverted; the lane's latest said start, ls, now tells): it starts behind C.
+    expect(await lanes.started('k', 'pB', 1, slots[1]!)).toBe(true);
     expect((await lanes.admit('k', 'pD', 1, false, String(slots[1]!))).kind).toBe('admitted');
     const a = await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slots[1]!));
     expect(a.go && a.startUs - slots[1]!).toBeGreaterThanOrEqual(Math.floor(20_000 * 1.01));
@@ -201,6 +233,8 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
         { weight: 4, arbitrary: fc.record({ kind: fc.constant('arrive' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         // A job that has its start reaches it: on time it starts; later than the tolerance it asks again.
         { weight: 3, arbitrary: fc.record({ kind: fc.constant('run' as const) }) },
+        // A started job's word that it started reaches Redis (its unit is free from then on).
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant('say' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
       ),
     });
     await fc.assert(
@@ -216,9 +250,12 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
         // admission order; its starts.
         const out: { lane: string; jobId: string }[] = [];
         const holding: Holding[] = [];
+        // Started, their word on its way.
+        const starting: Holding[] = [];
         const admitted = new Map<string, string[]>(LANES.map((l) => [l, []]));
         const started = new Map<string, { jobId: string; startUs: number }[]>(LANES.map((l) => [l, []]));
         const both = gateCall(lanes, model, t, () => now, () => 1, 0);
+        const say = startedCall(lanes, model, () => 1);
         for (const { dtUs, op } of steps) {
           now += dtUs;
           if (op.kind === 'admit') {
@@ -234,10 +271,12 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
             const want = model.dispatch(now, t.leadUs, t.deliveryUs, op.maxJobs);
             expect({ nextUs: got.nextUs, jobs: got.jobs }).toEqual(want);
             out.push(...want.jobs.map((j) => ({ lane: j.laneId, jobId: j.jobId })));
+          } else if (op.kind === 'say') {
+            await sayStarted(say, starting, op.any);
           } else if (op.kind === 'arrive' && out.length > 0) {
             await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
           } else if (op.kind === 'run' && holding.length > 0) {
-            await reachStart(both, holding, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs }));
+            await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs }));
           }
         }
         // The jobs still holding a start take it on time.

@@ -136,6 +136,7 @@ describe.each(TOPOLOGIES)('spend quotas, %s Redis', (topology) => {
     expect((await lanes.admit('a', 'p1', 5, false, at(0))).kind).toBe('admitted');
     const [j1] = (await lanes.dispatch(100, at(0))).jobs;
     expect(await lanes.start('a', 'p1', 5, { mode: 'start' }, String(j1!.startUs))).toMatchObject({ go: true });
+    expect(await lanes.started('a', 'p1', 5, j1!.startUs)).toBe(true);
     // Estimated 5, cost 12.5: the cost quota follows, the calls quota does not move.
     await lanes.reconcile('a', 7.5, at(20_000), j1!.startUs);
     const use = await throttle.quotaUse('a', T0 / 1000 + 20);
