@@ -14,6 +14,8 @@
 --          worker says they started, lua/throttle-started.lua)
 -- KEYS[10] delayed: the BullMQ queue's delayed set (the job is parked there, BullMQ's score encoding)
 -- KEYS[11] events: the throttle's job event stream (src/throttle/events.ts): the 'admitted' event
+-- KEYS[12] dispatched: the throttle's jobs handed out and not taken by a worker yet ("<job id>|<cost>|<lane id>" ->
+--          start µs): such a job past its start has not started, whatever the time (includes/lane.lua)
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  jobId: the job id
 -- ARGV[3]  cost: integer >= 1, units of the lane's capacity and rate
@@ -89,7 +91,7 @@ end
 local state = lane_state(KEYS[1])
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
-state[4] = settle_outgoing(KEYS[1], KEYS[9], now, state[4], state[6])
+settle_outgoing(KEYS[1], KEYS[9], now, state, KEYS[7], KEYS[12], lane_id)
 local held = depth + state[4]
 local g = global_state(KEYS[7])
 global_interval = shared(global_interval, g[3], g[4], now)

@@ -231,7 +231,10 @@ while n < max_jobs do
         local out_units = tonumber(st[9] or 0)
         local out_until = start + OUTGOING_LIFE_US
         if outgoing_expired(st[10], now) then
-          if out_units > 0 then redis.call('DEL', lane_key .. ':o') end
+          if out_units > 0 then
+            redis.call('DEL', lane_key .. ':o')
+            count_silent(KEYS[3], out_units)
+          end
           out_units = 0
         elseif st[10] then
           out_until = math.max(out_until, tonumber(st[10]))

@@ -174,6 +174,7 @@ local function late(held)
   local expires = st[5]
   if outgoing_expired(expires, now) then
     -- What od still counts has started: the count starts again from this unit, in a set of its own.
+    count_silent(KEYS[4], tonumber(redis.call('HGET', KEYS[1], 'od') or 0))
     redis.call('DEL', KEYS[9])
     redis.call('HSET', KEYS[1], 'od', '0')
     expires = false

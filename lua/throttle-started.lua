@@ -14,6 +14,7 @@
 -- A lane whose hash expired is not written again (the unit went with it, and a hash written now would
 -- have no expiry). The lane's latest confirmed start (ls) tells a late job whether a later job of its
 -- lane has started already (lua/throttle-start.lua movable_later): then it must not move them.
+-- @include now
 -- @include lane
 
 local member = ARGV[1]

@@ -118,29 +118,62 @@ local function outgoing_expired(expires, now)
 end
 
 -- The lane's outgoing units whose start is more than OUTGOING_LIFE_US past and that no worker said had
--- started are taken for started (their worker died, or its word was lost): drop them; returns the units
--- still out. Until then a late worker holds its unit (lua/throttle-start.lua late() gives it a fresh
--- start) and an admission counts it: the lane's bound holds while a worker is late.
--- `od`: the lane's field od when the caller has read it already (false: none), else it is read here.
-local function settle_outgoing(lane_key, outgoing_key, now, od, expires)
-  if od == nil then od = redis.call('HGET', lane_key, 'od') end
-  local out = tonumber(od or 0)
-  if out <= 0 then return 0 end
-  if outgoing_expired(expires, now) then
+-- started are taken for started (their worker died, or its word was lost): dropped. Until then a late
+-- worker holds its unit (lua/throttle-start.lua late() gives it a fresh start) and an admission counts
+-- it: the lane's bound holds while a worker is late. A job no worker has taken yet (still in the
+-- dispatched set: BullMQ's fetch fell behind) has not started whatever the time: it is kept, and the
+-- set's life (field oe and its expiry) is stretched a second from now for it.
+-- `st`: the lane's fields as lane_state reads them ({c, p, d, od, v, oe}); od and oe are updated in it.
+-- Returns the units still out.
+-- Units taken for started are counted in the throttle's global hash (field sl, `silent`): a worker
+-- that stays silent a second past a start is dead or stalled, which operators want to know. The
+-- latest start taken for started joins the lane's latest said start (ls): like a start said, it may
+-- have happened, and a late job must not move later hand-outs past it (lua/throttle-start.lua).
+local function count_silent(global_key, units)
+  if units > 0 then redis.call('HINCRBY', global_key, 'sl', units) end
+end
+
+local function settle_outgoing(lane_key, outgoing_key, now, st, global_key, dispatched_key, lane_id)
+  local out = tonumber(st[4] or 0)
+  if out <= 0 then
+    st[4] = 0
+    return 0
+  end
+  if outgoing_expired(st[6], now) then
     -- Every member's start is more than a second past: all started. The set may be gone already (it
     -- expires then), and od must not outlive it.
     redis.call('DEL', outgoing_key)
     redis.call('HSET', lane_key, 'od', '0')
+    count_silent(global_key, out)
+    st[4] = 0
     return 0
   end
-  local before = now - OUTGOING_LIFE_US
-  local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', before)
+  local past = redis.call('ZRANGEBYSCORE', outgoing_key, '-inf', now - OUTGOING_LIFE_US, 'WITHSCORES')
   if #past > 0 then
-    for _, m in ipairs(past) do out = out - member_cost(m) end
-    redis.call('ZREMRANGEBYSCORE', outgoing_key, '-inf', before)
-    out = math.max(0, out)
-    redis.call('HSET', lane_key, 'od', out)
+    local silent, latest, kept = 0, 0, false
+    for i = 1, #past, 2 do
+      local m = past[i]
+      if redis.call('ZSCORE', dispatched_key, m .. '|' .. lane_id) then
+        kept = true
+      else
+        silent = silent + member_cost(m)
+        latest = math.max(latest, tonumber(past[i + 1]))
+        redis.call('ZREM', outgoing_key, m)
+      end
+    end
+    if silent > 0 then
+      count_silent(global_key, silent)
+      out = math.max(0, out - silent)
+      local ls = tonumber(redis.call('HGET', lane_key, 'ls') or 0)
+      if latest > ls then redis.call('HSET', lane_key, 'od', out, 'ls', whole(latest)) else redis.call('HSET', lane_key, 'od', out) end
+    end
+    if kept and tonumber(st[6] or 0) < now + OUTGOING_LIFE_US then
+      st[6] = whole(now + OUTGOING_LIFE_US)
+      redis.call('HSET', lane_key, 'oe', st[6])
+      redis.call('PEXPIRE', outgoing_key, whole(OUTGOING_LIFE_US / 1000))
+    end
   end
+  st[4] = out
   return out
 end
 

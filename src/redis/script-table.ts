@@ -54,13 +54,13 @@ export const SCRIPT_TABLE = {
   limits: { keys: [], keysRest: 'states', argv: [], argvRest: 'decisions' },
   'concurrency-extend': { keys: ['state'], argv: ['now', 'leaseMs', 'leaseId'] },
   'throttle-admit': {
-    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing', 'delayed', 'events'],
+    keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing', 'delayed', 'events', 'dispatched'],
     argv: [
       'now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas',
       'park', 'jobName', 'dataHead', 'dataTail', 'optsTail', 'parkMs', 'eventHead', 'eventMaxLen',
     ],
     batchShared: {
-      keys: ['busy', 'pending', 'waiting', 'global', 'wake', 'delayed', 'events'],
+      keys: ['busy', 'pending', 'waiting', 'global', 'wake', 'delayed', 'events', 'dispatched'],
       argv: ['capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'marginPpm', 'enqueueWithinUs', 'quotas', 'park', 'jobName', 'optsTail', 'parkMs', 'eventMaxLen'],
     },
   },

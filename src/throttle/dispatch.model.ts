@@ -201,17 +201,30 @@ export class DispatchModel {
     const lane = this.lane(laneId);
     const depth = lane.d;
     // includes/lane.lua settle_outgoing: units a second past their start that no worker said had started
-    // are taken for started (all of them once the outgoing set has outlived its last start).
+    // are taken for started (all of them once the outgoing set has outlived its last start), but for a
+    // job no worker has taken yet (in the dispatched set): kept, the set's life stretched for it.
     if (lane.od > 0 && outgoingExpired(lane.oe, nowUs)) {
       lane.out.clear();
       lane.od = 0;
     } else if (lane.od > 0) {
+      let silent = 0;
+      let latest = 0;
+      let kept = false;
       for (const [member, start] of [...lane.out]) {
         if (start > nowUs - OUTGOING_LIFE_US) continue;
-        lane.od -= costOf(member);
+        if (this.dispatched.has(`${member}|${laneId}`)) {
+          kept = true;
+          continue;
+        }
+        silent += costOf(member);
+        latest = Math.max(latest, start);
         lane.out.delete(member);
       }
-      lane.od = Math.max(0, lane.od);
+      if (silent > 0) {
+        lane.od = Math.max(0, lane.od - silent);
+        lane.ls = Math.max(lane.ls, latest);
+      }
+      if (kept && lane.oe < nowUs + OUTGOING_LIFE_US) lane.oe = nowUs + OUTGOING_LIFE_US;
     }
     const held = depth + lane.od;
     const busy = this.busyCount() + (depth === 0 ? 1 : 0);

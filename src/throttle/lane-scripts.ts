@@ -116,6 +116,7 @@ export class LaneScripts {
       k.laneOutgoing(laneId),
       this.scheduleKeys.delayed,
       k.events,
+      k.dispatched,
     ];
     const args: ScriptArg[] = [
       now,

@@ -27,6 +27,7 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
         redis.zcard(t.keys.busy),
         bull.isPaused(),
         throttle.config.globalRatePerSecond ? redis.hget(t.keys.global, 's') : Promise.resolve(null),
+        redis.hget(t.keys.global, 'sl'),
       ]);
     }),
   );
@@ -39,6 +40,7 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
   const counts: Record<string, number> = {};
   for (const [c] of shards) for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v;
   const busyLanes = shards.reduce((a, [, b]) => a + b, 0);
+  const silentUnits = shards.reduce((a, [, , , , sl]) => a + Number(sl ?? 0), 0);
   const paused = shards.some(([, , p]) => p);
   const slots = shards.map(([, , , s]) => s).filter((s): s is string => s !== null);
   const globalSlot = slots.length > 0 ? String(Math.max(...slots.map(Number))) : null;
@@ -61,6 +63,7 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
       active: counts.active ?? 0,
       failed: counts.failed ?? 0,
       busyLanes,
+      silentUnits,
       ...figures,
       paused: paused || control.paused,
       ...(control.pauseUntilMs !== undefined ? { pausedUntil: iso(control.pauseUntilMs) } : {}),

@@ -71,6 +71,11 @@ export const queueOverviewSchema = z.object({
     active: z.number().int(),
     failed: z.number().int(),
     busyLanes: z.number().int(),
+    /**
+     * Cost units of jobs whose worker did not say they started within a second of their start (a dead or
+     * stalled worker), taken for started since the queue's state began: docs/algorithms.md, "Admission".
+     */
+    silentUnits: z.number().int(),
     startedLast1s: z.number().int(),
     startedLast60s: z.number().int(),
     refusedLast60s: z.number().int(),

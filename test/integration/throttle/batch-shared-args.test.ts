@@ -80,8 +80,8 @@ describe('admission batches share a throttle’s keys and limits between calls',
     expect(fromBatch).toEqual(oneByOne);
     expect(fromBatch[6]).toMatchObject({ admitted: true, duplicate: true });
     expect(await dump(raws[0]!, 'shared')).toEqual(await dump(raws[1]!, 'shared'));
-    // 11 keys for a call that shares nothing with the one before it (the first; a change of throttle,
+    // 12 keys for a call that shares nothing with the one before it (the first; a change of throttle,
     // of plan: other limits), 4 for one that shares: a, a, a(tenant: own), b, a(gold), a(gold), a, a, b, b.
-    expect(evalKeys).toEqual([11 + 4 + 4 + 11 + 11 + 4 + 11 + 4 + 11 + 4]);
+    expect(evalKeys).toEqual([12 + 4 + 4 + 12 + 12 + 4 + 12 + 4 + 12 + 4]);
   });
 });
