@@ -58,11 +58,14 @@ export async function runSoak(run: SoakRun): Promise<Record<string, unknown>> {
     const drain = await waitForDrain(throttle, raw, submitsEndedAt, settings.drainTimeoutMs);
     log(`drain ${drain.drained ? 'done' : 'TIMED OUT'} after ${drain.ms} ms; ${drain.holds.size} lanes held by their quota`);
     if (!drain.drained) run.findings.violation('drain-timeout', 'the queue drains once the submits stop', { afterMs: drain.ms, counts: drain.counts, busyLanes: drain.busyLanes, dispatched: drain.dispatched });
+    // Units taken for started (workers silent a second past a start: the killed one, or stalled): the throttle's count.
+    const silentUnits = (await Promise.all(throttle.shards.map((sh) => raw.hget(sh.keys.global, 'sl')))).reduce((n, v) => n + Number(v ?? 0), 0);
+    log(`silent units (taken for started): ${silentUnits}`);
     const record: RunRecord = { t0, submits: submitter.records, pauses: chaos.pauses, kill: chaos.kill, starts: fleet.starts(), events: await tail.stop() };
     // Written before the checks: a run whose checks fail still leaves its records to look at.
     if (run.dumpPath) writeFileSync(run.dumpPath, JSON.stringify(record));
     const figures = await checkRun(run, throttle, raw, record, drain.holds, submitter);
-    return { prefix, horizonMs: throttle.timing.leadUs / 1000, marginPpm: throttle.timing.marginPpm, workers: { pids: fleet.pids, ...(chaos.kill ? { kill: { ...chaos.kill, at: since(t0, chaos.kill.at) } } : {}) }, drain: { drained: drain.drained, ms: drain.ms, heldByQuota: drain.holds.size }, ...figures };
+    return { prefix, horizonMs: throttle.timing.leadUs / 1000, marginPpm: throttle.timing.marginPpm, workers: { pids: fleet.pids, ...(chaos.kill ? { kill: { ...chaos.kill, at: since(t0, chaos.kill.at) } } : {}) }, drain: { drained: drain.drained, ms: drain.ms, heldByQuota: drain.holds.size }, silentUnits, ...figures };
   } finally {
     log('closing workers');
     await fleet.close();
