@@ -186,7 +186,9 @@ while n < max_jobs do
         local interval = learned(weight, st[7], st[8], now)
         local burst = tonumber(st[6] or 0)
         local start = t
-        if not capped then start = math.max(floor, lane_eligible(tat, paused, interval, burst, margin)) end
+        -- Never before a start handed out ahead of it (latest_out, includes/lane.lua: a late job's move can
+        -- put those past the meter less the burst).
+        if not capped then start = math.max(floor, lane_eligible(tat, paused, interval, burst, margin), latest_out(st[10], now)) end
         local blocked = #quotas > 0 and quota_blocked(quotas, lane_key, KEYS[3], start, cost)
         if blocked and blocked[1] <= horizon then
           -- The window resets within the horizon: the start is at the reset, counted in the next window

@@ -101,7 +101,8 @@ end
 -- none of them at its worker yet (its worker knows its start), and at most MAX_MOVED (one call's work
 -- stays bounded).
 local function movable_later(held, expires, latest_started)
-  if outgoing_expired(expires, now) or tonumber(latest_started or 0) > held then return nil end
+  -- (At its own instant too: a job of a burst that started there cannot move with it.)
+  if outgoing_expired(expires, now) or tonumber(latest_started or 0) >= held then return nil end
   if tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return nil end
   local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES', 'LIMIT', '0', MAX_MOVED + 2)
   if #found > 2 * (MAX_MOVED + 1) then return nil end
@@ -139,7 +140,8 @@ local function late(held)
     behind = not later
   end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
-  if behind then start = math.max(start, lane_eligible(tat, tonumber(st[2] or 0), lane_interval, burst, margin)) end
+  -- Behind them: after the meter (less the burst) and not before the latest start handed out (latest_out).
+  if behind then start = math.max(start, lane_eligible(tat, tonumber(st[2] or 0), lane_interval, burst, margin), latest_out(st[5], now)) end
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
   if start - now > tonumber(ARGV[10]) then return park(held) end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the

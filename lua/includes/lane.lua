@@ -117,6 +117,15 @@ local function outgoing_expired(expires, now)
   return expires and expires ~= '' and now >= tonumber(expires) or false
 end
 
+-- The latest start handed out in the lane (oe less the set's life: oe is written as the latest start's), or
+-- 0 once the set has outlived it. No start of the lane is given before it: a late job's move
+-- (lua/throttle-start.lua late()) puts the lane's later hand-outs past the meter less the burst, and a job
+-- handed out after them must not start before them (FIFO; the lane's GCRA holds in start order).
+local function latest_out(expires, now)
+  if not expires or expires == '' or outgoing_expired(expires, now) then return 0 end
+  return tonumber(expires) - OUTGOING_LIFE_US
+end
+
 -- The lane's outgoing units whose start is more than OUTGOING_LIFE_US past and that no worker said had
 -- started are taken for started (their worker died, or its word was lost): dropped. Until then a late
 -- worker holds its unit (lua/throttle-start.lua late() gives it a fresh start) and an admission counts

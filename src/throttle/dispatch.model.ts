@@ -79,6 +79,11 @@ function outgoingExpired(oe: number, nowUs: number): boolean {
   return oe > 0 && nowUs >= oe;
 }
 
+/** The latest start handed out in a lane, 0 once its outgoing set outlived it (includes/lane.lua latest_out). */
+function latestOut(oe: number, nowUs: number): number {
+  return oe > 0 && !outgoingExpired(oe, nowUs) ? oe - OUTGOING_LIFE_US : 0;
+}
+
 /** `units` x interval stretched by the margin, whole µs (includes/lane.lua span). */
 export function span(units: number, interval: number, marginPpm: number): number {
   return Math.floor((units * interval * (1_000_000 + marginPpm)) / 1_000_000);
@@ -334,7 +339,8 @@ export class DispatchModel {
       const cost = costOf(head.member);
       const depth = lane.d - cost;
       const interval = learned(lane.i, lane.ui, lane.ue, nowUs);
-      let start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, interval, lane.b, m));
+      // Never before a start handed out ahead of it (a late job's move can put those past the meter less the burst).
+      let start = capped ? t : Math.max(floor, eligible(lane.c, lane.p, interval, lane.b, m), latestOut(lane.oe, nowUs));
       let blocked = qs.length > 0 ? this.quotaBlocked(qs, id, start, cost) : undefined;
       if (blocked && blocked.reset <= horizon) {
         const later = blocked.reset;
@@ -436,7 +442,7 @@ export class DispatchModel {
         behind = !later;
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
-      if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, burst, m));
+      if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, burst, m), latestOut(lane.oe, nowUs));
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return parkLate();
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return parkLate();
@@ -484,7 +490,7 @@ export class DispatchModel {
    * movable_later): its own member still at its start, none of them at its worker yet, at most MAX_MOVED.
    */
   private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number): [string, number][] | undefined {
-    if (outgoingExpired(lane.oe, nowUs) || lane.ls > held || lane.out.get(member) !== held) return undefined;
+    if (outgoingExpired(lane.oe, nowUs) || lane.ls >= held || lane.out.get(member) !== held) return undefined;
     const later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
     if (later.length === 0 || later.length > MAX_MOVED) return undefined;
     return later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;

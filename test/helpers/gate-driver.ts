@@ -57,13 +57,14 @@ export async function arrive(call: GateCall, j: { lane: string; jobId: string },
 }
 
 /**
- * The job holding the earliest start reaches it at `now`: within the tolerance it starts (`started`,
- * and it joins `starting`: its word that it started is on its way, sayStarted), later it asks again (a
- * fresh start, or back to its lane).
+ * A job holding a start reaches it at `now` (`any` < 0: the one holding the earliest start; else the
+ * `any`-th by start, modulo: workers reach their starts in any order): within the tolerance it starts
+ * (`started`, and it joins `starting`: its word that it started is on its way, sayStarted), later it
+ * asks again (a fresh start, or back to its lane). One whose start is still ahead starts at its start.
  */
-export async function reachStart(call: GateCall, holding: Holding[], starting: Holding[], now: number, toleranceUs: number, started: (j: Holding) => void): Promise<void> {
+export async function reachStart(call: GateCall, holding: Holding[], starting: Holding[], now: number, toleranceUs: number, started: (j: Holding) => void, any = -1): Promise<void> {
   holding.sort((x, y) => x.startUs - y.startUs);
-  const j = holding.shift()!;
+  const j = holding.splice(any < 0 ? 0 : any % holding.length, 1)[0]!;
   if (now - j.startUs <= toleranceUs) {
     starting.push(j);
     return started(j);

@@ -25,7 +25,7 @@ describe('burst and costs, property', () => {
         { weight: 3, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom(...LANES), cost: fc.integer({ min: 1, max: 3 }), n: fc.integer({ min: 1, max: 3 }) }) },
         { weight: 2, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
         { weight: 4, arbitrary: fc.record({ kind: fc.constant('arrive' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
-        { weight: 3, arbitrary: fc.record({ kind: fc.constant('run' as const) }) },
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant('run' as const), any: fc.oneof({ weight: 3, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         // A started job's word that it started reaches Redis (its unit is free from then on).
         { weight: 3, arbitrary: fc.record({ kind: fc.constant('say' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         { weight: 1, arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom(...LANES), ms: fc.integer({ min: 1, max: 300 }) }) },
@@ -94,7 +94,7 @@ describe('burst and costs, property', () => {
           } else if (op.kind === 'arrive' && out.length > 0) {
             await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
           } else if (op.kind === 'run' && holding.length > 0) {
-            await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! }));
+            await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! }), op.any);
           }
         }
         for (const j of holding) started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! });

@@ -259,7 +259,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
         // A worker takes the first job handed out (or, now and then, any): its gate call.
         { weight: 4, arbitrary: fc.record({ kind: fc.constant('arrive' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         // A job that has its start reaches it: on time it starts; later than the tolerance it asks again.
-        { weight: 3, arbitrary: fc.record({ kind: fc.constant('run' as const) }) },
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant('run' as const), any: fc.oneof({ weight: 3, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
         // A started job's word that it started reaches Redis (its unit is free from then on).
         { weight: 3, arbitrary: fc.record({ kind: fc.constant('say' as const), any: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat() }) }) },
       ),
@@ -303,7 +303,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
           } else if (op.kind === 'arrive' && out.length > 0) {
             await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
           } else if (op.kind === 'run' && holding.length > 0) {
-            await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs }));
+            await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs }), op.any);
           }
         }
         // The jobs still holding a start take it on time.
