@@ -12,8 +12,10 @@
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  member: the job's member "<job id>|<cost>"
 -- ARGV[3]  laneId: lane id
--- ARGV[4]  mode: 'start' (the job just arrived), 'late' (it missed the start it was given: heldUs), or
---          'requeue' (the worker parked the job: put it back at the head of its lane)
+-- ARGV[4]  mode: 'start' (the job just arrived), 'late' (it missed the start it was given: heldUs),
+--          'requeue' (the worker parked the job: put it back at the head of its lane), or 'mark' (the
+--          worker is about to park a job that started, deferred by its upstream: the marker lane repair
+--          reads should it die before the 'requeue', as the gate's own park() leaves one)
 -- ARGV[5]  heldUs: the start µs the job missed ('late'), or the start it was given ('requeue': it
 --          orders the job among those sent back), else ''
 -- ARGV[6]  laneIntervalUs: the lane's interval in µs (kept in the lane for the dispatcher when the job goes back)
@@ -192,6 +194,7 @@ local function late(held)
   return {1, start, now}
 end
 
+if mode == 'mark' then return park() end
 if mode == 'requeue' then return requeue(tonumber(ARGV[5])) end
 if mode == 'late' then return late(tonumber(ARGV[5])) end
 local slot = redis.call('ZSCORE', KEYS[5], entry)

@@ -388,7 +388,7 @@ export class DispatchModel {
     nowUs: number,
     laneId: string,
     member: string,
-    how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean },
+    how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' },
     intervalUs: number,
     burst: number,
     horizonUs: number,
@@ -475,6 +475,7 @@ export class DispatchModel {
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
       return { go: true, startUs: start };
     };
+    if (how.mode === 'mark') return park();
     if (how.mode === 'requeue') return requeue(how.slotUs, how.callMade === true);
     if (how.mode === 'late') return late(how.heldUs);
     const slot = this.dispatched.get(entry);

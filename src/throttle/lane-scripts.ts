@@ -53,13 +53,13 @@ export interface DispatchReply {
   jobs: { jobId: string; laneId: string; startUs: number }[];
 }
 
-/** How a worker asks the gate: a job just taken, a job that missed its start, a job sent back. */
+/** How a worker asks the gate: a job just taken, a job that missed its start, a job sent back, a job about to be parked after its start (`mark`). */
 /**
  * `requeue`'s `slotUs`: the start the job was given (it orders the job among those sent back); none for a
  * retry. `callMade`: the job started and made its call (the upstream said "later"): the spend quotas keep
  * counting it; otherwise what the dispatcher counted for `slotUs` is given back.
  */
-export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean };
+export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' };
 
 export interface LaneState {
   slotUs: number;

@@ -316,6 +316,9 @@ export class ThrottleWorker {
       const late = error instanceof LateSend;
       this.ctx.observer?.onDefer?.({ queue: throttle.name, reason: late ? 'rate' : 'upstream' });
       if (!late) await throttle.pause(lane, error.delayMs, error.scope);
+      // Marked first (as the gate's park leaves it): should this process die between the park and the
+      // requeue, lane repair brings the job back within seconds, not after the park's hour.
+      await lanes.start(lane, job.id!, cost, { mode: 'mark' });
       await job.moveToDelayed(Date.now() + PARK_MS, token);
       // An upstream's "later" came from a call that was made: it stays counted in the spend quotas.
       await lanes.start(lane, job.id!, cost, { mode: 'requeue', slotUs: outcome.slotUs, callMade: !late });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSluiceError, type Sluice, type ThrottledJob } from '../../../src/index.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
 import { until } from '../../helpers/throttle-procs.js';
+import { laneMember } from '../../../src/throttle/keys.js';
 
 let backend: Backend;
 beforeAll(async () => {
@@ -172,6 +173,28 @@ describe('lane repair', () => {
     const worker = sluice.worker('repair', () => undefined, { repairIntervalMs: 100, repairAfterMs: 1_000 });
     await until(async () => (await throttle.lane('k')).jobs === 0, 5_000, 'the ghost to be repaired');
     expect((await throttle.lane('k')).depth).toBe(0);
+    await worker.close();
+  });
+});
+
+describe('a deferred job whose worker died between parking it and putting it back', () => {
+  it('runs again within a repair pass: its worker marked it in the dispatched set first', async () => {
+    const sluice = fresh();
+    const throttle = sluice.throttle('markdefer', { ratePerSecond: 100, capacity: 3 });
+    const r = await throttle.submit('k', { n: 1 });
+    if (!r.admitted) throw new Error('not admitted');
+    const laneId = throttle.keys.laneId('k');
+    const gate = throttle.gateLanes;
+    // The job left its lane and started (its member gone from the lane), its upstream said "later": its
+    // worker marked it (11 s ago, past lane repair's 10 s) and parked it in BullMQ's delayed set (where
+    // the submit left it), then died before the 'requeue'. Without the mark it would wait out the park's hour.
+    expect(await gate.release(laneId, [laneMember(r.jobId, 1)])).toBe(1);
+    expect(await gate.start(laneId, r.jobId, 1, { mode: 'mark' }, String((Date.now() - 11_000) * 1000))).toMatchObject({ go: false });
+    const ran: unknown[] = [];
+    const worker = sluice.worker('markdefer', (job: ThrottledJob) => void ran.push(job.data), { repairIntervalMs: 100 });
+    await until(async () => (await throttle.job(r.jobId))?.state === 'completed', 10_000, 'the parked job to run again');
+    expect(ran).toEqual([{ n: 1 }]);
+    expect(await throttle.lane('k')).toMatchObject({ depth: 0, jobs: 0 });
     await worker.close();
   });
 });
