@@ -30,6 +30,7 @@
 --          units the dispatcher counted for that slot are given back ('0': the call was made, e.g. the
 --          upstream answered 429, and it counts)
 -- returns {1, start µs, now µs}  go: start the job at `start`
+--         {2, slot µs, now µs}   ask again a horizon before `slot` (a start moved more than a horizon ahead)
 --         {0, slot µs, now µs}  not now: the worker parks the job in BullMQ's delayed set, then calls
 --                               again with 'requeue' and the slot it had (0: none), which puts it
 --                               back in its lane ahead of every fresh job, among the others sent back
@@ -199,8 +200,12 @@ if mode == 'requeue' then return requeue(tonumber(ARGV[5])) end
 if mode == 'late' then return late(tonumber(ARGV[5])) end
 local slot = redis.call('ZSCORE', KEYS[5], entry)
 if not slot then return park() end
-redis.call('ZREM', KEYS[5], entry)
 slot = tonumber(slot)
+-- More than a horizon ahead (a late job's move put it there, late() above): not answered yet. Its
+-- worker asks again a horizon before it, so that a pause set meanwhile still holds it (a worker keeps a
+-- start it was told, and it is told none more than a horizon ahead); it stays in the dispatched set.
+if slot - now > tonumber(ARGV[10]) then return {2, slot, now} end
+redis.call('ZREM', KEYS[5], entry)
 -- Paused after it was handed out (its upstream said "later" meanwhile): not at this slot; the worker
 -- parks it and it goes back to the head of its lane, for the dispatcher to hand out after the pause.
 local lane_pause = tonumber(redis.call('HGET', KEYS[1], 'p') or 0)

@@ -66,7 +66,7 @@ export interface ModelDispatch {
   jobs: { jobId: string; laneId: string; startUs: number }[];
 }
 
-export type ModelStart = { go: true; startUs: number } | { go: false; slotUs?: number };
+export type ModelStart = { go: true; startUs: number } | { go: false; slotUs?: number; askAtUs?: number };
 
 /** A member sent back to its lane is keyed by its first start less this (includes/lane.lua BACK_OFFSET). */
 const BACK_OFFSET = 4_000_000_000_000_000;
@@ -480,6 +480,8 @@ export class DispatchModel {
     if (how.mode === 'late') return late(how.heldUs);
     const slot = this.dispatched.get(entry);
     if (slot === undefined) return park();
+    // Moved more than a horizon ahead: asked again a horizon before it (lua/throttle-start.lua).
+    if (slot - nowUs > horizonUs) return { go: false, askAtUs: slot };
     this.dispatched.delete(entry);
     if (slot < Math.max(this.lane(laneId).p, this.globalPause)) return park(slot);
     if (nowUs - slot > lateToleranceUs) return late(slot);

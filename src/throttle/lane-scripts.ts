@@ -43,7 +43,8 @@ export interface Park {
 }
 
 /** A worker's answer from the gate: start at `startUs`, or the job went back to its lane (park it). */
-export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; slotUs?: number; nowUs: number };
+/** `askAtUs`: no answer yet, ask again a horizon before it (a start a late job's move put more than a horizon ahead). */
+export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; slotUs?: number; askAtUs?: number; nowUs: number };
 
 /** What one dispatch round handed out. */
 export interface DispatchReply {
@@ -181,7 +182,10 @@ export class LaneScripts {
       ),
       3,
     ) as [number, number, number];
-    return go === 1 ? { go: true, startUs: at, nowUs } : { go: false, ...(at > 0 ? { slotUs: at } : {}), nowUs };
+    if (go === 1) return { go: true, startUs: at, nowUs };
+    // A start moved more than a horizon ahead: ask again a horizon before it (lua/throttle-start.lua).
+    if (go === 2) return { go: false, askAtUs: at, nowUs };
+    return { go: false, ...(at > 0 ? { slotUs: at } : {}), nowUs };
   }
 
   /**

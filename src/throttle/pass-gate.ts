@@ -59,6 +59,12 @@ export async function passGate<R>(
       continue;
     }
     redisClock.sample(sent, gate.nowUs);
+    if (!gate.go && gate.askAtUs !== undefined) {
+      // Its start was moved more than a horizon ahead (a late job of its lane moved it): asked again a
+      // horizon before it, so that a pause set meanwhile still holds it.
+      await sleep(redisClock.toLocal(gate.askAtUs - timing.leadUs) - performance.timeOrigin - performance.now());
+      continue;
+    }
     if (!gate.go) return { started: false, slotUs: gate.slotUs };
     // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
     // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.

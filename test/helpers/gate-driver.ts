@@ -24,7 +24,7 @@ export function gateCall(lanes: LaneScripts, model: DispatchModel, t: ThrottleTi
     const at = now();
     const got = await lanes.start(lane, jobId, cost, how, String(at));
     const want = model.start(at, lane, laneMember(jobId, cost), how, t.laneIntervalUs, burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
-    expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
+    expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}), ...(got.askAtUs ? { askAtUs: got.askAtUs } : {}) }).toEqual(want);
     return want;
   };
 }
@@ -49,10 +49,15 @@ export async function sayStarted(say: StartedCall, starting: Holding[], any: num
   await say(starting.splice(any < 0 ? 0 : any % starting.length, 1)[0]!);
 }
 
-/** A worker takes job `j`, handed out: its gate call. No start now: parked by its worker, then back at the head of its lane. */
-export async function arrive(call: GateCall, j: { lane: string; jobId: string }, holding: Holding[]): Promise<void> {
+/**
+ * A worker takes job `j`, handed out: its gate call. No start now: parked by its worker, then back at the
+ * head of its lane. Its start more than a horizon ahead (moved): no answer yet, it asks again later (back
+ * among the jobs handed out and not arrived, `out`).
+ */
+export async function arrive(call: GateCall, j: { lane: string; jobId: string }, holding: Holding[], out: { lane: string; jobId: string }[]): Promise<void> {
   const answer = await call(j.lane, j.jobId, { mode: 'start' });
   if (answer.go) holding.push({ ...j, startUs: answer.startUs });
+  else if (answer.askAtUs !== undefined) out.push(j);
   else expect((await call(j.lane, j.jobId, { mode: 'requeue', slotUs: answer.slotUs })).go).toBe(false);
 }
 

@@ -92,7 +92,7 @@ describe('burst and costs, property', () => {
           } else if (op.kind === 'say') {
             await sayStarted(say, starting, op.any);
           } else if (op.kind === 'arrive' && out.length > 0) {
-            await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
+            await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding, out);
           } else if (op.kind === 'run' && holding.length > 0) {
             await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs, cost: cost.get(j.jobId)! }), op.any);
           }

@@ -78,6 +78,27 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')!))).toMatchObject({ go: true, startUs: slot.get('pB')! });
   });
 
+  it('a later hand-out moved more than a horizon ahead is not told its start until a horizon before it: a pause set meanwhile holds it', async () => {
+    // 50/s, one job a round: A handed out and answered, B handed out 0.9 s later; A's worker comes 0.9 s
+    // late and moves B with it, 0.9 s ahead of now (more than the 50 ms horizon).
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 50, capacity: 3 });
+    const lanes = throttle.gateLanes;
+    const horizon = throttle.timing.leadUs;
+    expect((await lanes.admit('k', 'pA', 1, false, at(0))).kind).toBe('admitted');
+    const [a] = (await lanes.dispatch(1, at(900_000))).jobs;
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, at(900_000))).toMatchObject({ go: true, startUs: a!.startUs });
+    expect((await lanes.admit('k', 'pB', 1, false, at(900_000))).kind).toBe('admitted');
+    const [b] = (await lanes.dispatch(1, at(1_800_000))).jobs;
+    const late = await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: a!.startUs }, at(1_800_000));
+    const shift = (late as { startUs: number }).startUs - a!.startUs;
+    // B's worker asks now: no answer yet, ask again a horizon before its (moved) start.
+    const moved = b!.startUs + shift;
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, at(1_800_000))).toMatchObject({ go: false, askAtUs: moved });
+    // The upstream says "later" for 2 s meanwhile: asked again, B goes back (its worker parks it).
+    await lanes.pause('k', 2_000, 'lane', at(1_900_000));
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(moved - horizon))).toEqual(expect.objectContaining({ go: false, slotUs: moved }));
+  });
+
   it('a late job moves at most 64 later hand-outs of its lane; with more it starts behind them (one call stays short)', async () => {
     for (const [jobs, moves] of [[65, true], [66, false]] as const) {
       // 100,000/s: every job of the lane in one round.
@@ -301,7 +322,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
           } else if (op.kind === 'say') {
             await sayStarted(say, starting, op.any);
           } else if (op.kind === 'arrive' && out.length > 0) {
-            await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding);
+            await arrive(both, out.splice(op.any < 0 ? 0 : op.any % out.length, 1)[0]!, holding, out);
           } else if (op.kind === 'run' && holding.length > 0) {
             await reachStart(both, holding, starting, now, t.lateToleranceUs, (j) => void started.get(j.lane)!.push({ jobId: j.jobId, startUs: j.startUs }), op.any);
           }
