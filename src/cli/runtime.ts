@@ -97,6 +97,11 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
     // Queue-wide spend quotas in the metrics (sluice_quota_used), read at each scrape under the rules in force.
     const watchQuotas = (queues: readonly QueueRule[]) => {
       for (const queue of queues) {
+        // Units taken for started (workers silent a second past a start): sluice_throttle_silent_units.
+        metrics.watchSilentUnits(queue.name, async () => {
+          const now = watcher!.current().queues.find((q) => q.name === queue.name);
+          return now ? sluice.throttle(now.name, now.throttle).silentUnits() : 0;
+        });
         if (!queue.throttle.quotas?.some((q) => q.scope === 'queue')) continue;
         metrics.watchQuotas(queue.name, async () => {
           const now = watcher!.current().queues.find((q) => q.name === queue.name);

@@ -41,6 +41,7 @@ export class Metrics {
   private readonly workerErrors: Counter<'queue'>;
   /** Readers of each queue's queue-scoped quota use, read at every scrape. */
   private readonly quotaReaders = new Map<string, () => Promise<readonly QuotaUse[]>>();
+  private readonly silentReaders = new Map<string, () => Promise<number>>();
   private readonly streamsDropped: Counter;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
@@ -121,6 +122,21 @@ export class Metrics {
           // A scrape must not fail for one unreachable Redis: that queue's series is left out this time.
           const uses = await read().catch(() => []);
           for (const u of uses) this.set({ queue, period: u.period, unit: u.unit }, u.used);
+        }
+      },
+    });
+    const silent = this.silentReaders;
+    new Gauge<'queue'>({
+      name: 'sluice_throttle_silent_units',
+      help: "Cost units of jobs whose worker did not say they started within a second of their start (dead or stalled workers), taken for started since the queue's state began (read from Redis at each scrape)",
+      labelNames: ['queue'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [queue, read] of silent) {
+          // As sluice_quota_used: one unreachable Redis leaves its series out of this scrape.
+          const units = await read().catch(() => undefined);
+          if (units !== undefined) this.set({ queue }, units);
         }
       },
     });
@@ -205,6 +221,11 @@ export class Metrics {
 
   onQuotaRefusal(event: { queue: string; scope: 'key' | 'queue'; period: 'day' | 'month' }): void {
     this.quotaRefusals.inc(event);
+  }
+
+  /** Reads `queue`'s count of units taken for started at every scrape (`sluice_throttle_silent_units`). */
+  watchSilentUnits(queue: string, read: () => Promise<number>): void {
+    this.silentReaders.set(queue, read);
   }
 
   /** Reads `queue`'s queue-wide quota use at every scrape (`sluice_quota_used`). */

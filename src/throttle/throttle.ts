@@ -215,6 +215,17 @@ export class Throttle {
     return this.callbacksCache;
   }
 
+  /**
+   * Cost units of jobs whose worker did not say they started within a second of their start (a dead or
+   * stalled worker), taken for started since the queue's state began: every shard's count, summed
+   * (docs/algorithms.md, "Admission").
+   */
+  async silentUnits(): Promise<number> {
+    const client = this.ctx.bull().client;
+    const counts = await Promise.all(this.shards.map((s) => client.hget(s.keys.global, 'sl')));
+    return counts.reduce((n, v) => n + Number(v ?? 0), 0);
+  }
+
   /** Appends a transition of `jobId` to the throttle's event stream (never throws). @internal */
   recordEvent(type: JobEventType, jobId: string, detail: JobEventDetail = {}, client: Redis | Cluster = this.ctx.bull().client): Promise<void> {
     if (this.shardList) return this.forJob(jobId)?.recordEvent(type, jobId, detail, client) ?? Promise.resolve();

@@ -93,6 +93,12 @@ describe('/metrics after traffic', () => {
     // deny cache answered it without Redis, so it is counted as a hit and not timed.
     expect(sampleValue(samples, 'sluice_decision_duration_seconds_count', { algorithm: 'sliding-log' })).toBe(5);
     expect(sampleValue(samples, 'sluice_deny_cache_hits_total', { algorithm: 'sliding-log' })).toBe(1);
+    // Every worker said its jobs started: no unit was taken for started (read from Redis at the scrape).
+    const silent = samples.filter((x) => x.name === 'sluice_throttle_silent_units');
+    expect(silent.map((x) => [x.labels.queue, x.value]).sort()).toEqual([
+      ['orders', 0],
+      ['tenants', 0],
+    ]);
   });
 
   it('no label holds a key, an API key (or its hash), a tenant, a user or an IP', () => {

@@ -49,6 +49,7 @@ async function everySeries(): Promise<Map<string, Map<string, Set<string>>>> {
   m.watchQuotas('orders', () =>
     Promise.resolve((['day', 'month'] as const).flatMap((period) => (['calls', 'cost'] as const).map((unit) => ({ scope: 'queue' as const, period, unit, limit: 10, used: 3, resetsAtMs: 0, timeZone: 'UTC' })))),
   );
+  m.watchSilentUnits('orders', () => Promise.resolve(2));
   for (const event of keys(UPSTREAM_EVENTS)) m.onUpstream({ queue: 'orders', event, ignored: keys(IGNORE_REASONS).map((reason) => ({ header: 'RateLimit', reason })) });
   for (const result of keys(RELOAD_RESULTS)) m.recordRulesReload(result);
   for (const kind of keys(WAIT_KINDS)) m.onWaitOpened(kind);

@@ -231,8 +231,10 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect(await admit('pC', s + 999_999)).toMatchObject({ kind: 'queue_full', depth: 2 });
     expect(await ctx.backend.raw.hget(throttle.keys.global, 'sl')).toBeNull();
     expect((await admit('pC', s + 1_000_000)).kind).toBe('admitted');
-    // The throttle counts the units its silent workers held (the admin overview's silentUnits).
+    // The throttle counts the units its silent workers held (the admin overview's silentUnits, the
+    // metric sluice_throttle_silent_units).
     expect(await ctx.backend.raw.hget(throttle.keys.global, 'sl')).toBe('1');
+    expect(await throttle.silentUnits()).toBe(1);
   });
 
   it('a late job never starts within its interval of a later job of its lane that started already', async () => {
