@@ -221,8 +221,9 @@ export class Throttle {
    * (docs/algorithms.md, "Admission").
    */
   async silentUnits(): Promise<number> {
-    const client = this.ctx.bull().client;
-    const counts = await Promise.all(this.shards.map((s) => client.hget(s.keys.global, 'sl')));
+    // On the admission connection, within the submit deadline: a scrape while Redis is down fails fast
+    // (its series left out) instead of waiting in a reconnecting client's queue.
+    const counts = await this.withinDeadline('silent units', () => Promise.all(this.shards.map((s) => this.ctx.admission().client.hget(s.keys.global, 'sl'))));
     return counts.reduce((n, v) => n + Number(v ?? 0), 0);
   }
 
