@@ -133,11 +133,10 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const [queue, read] of silent) {
-          // As sluice_quota_used: one unreachable Redis leaves its series out of this scrape.
-          const units = await read().catch(() => undefined);
-          if (units !== undefined) this.set({ queue }, units);
-        }
+        // All queues at once: during an outage each read waits up to its deadline, and a scrape must not
+        // wait that once per queue. As sluice_quota_used: an unreachable Redis leaves its series out.
+        const reads = await Promise.all([...silent].map(async ([queue, read]) => [queue, await read().catch(() => undefined)] as const));
+        for (const [queue, units] of reads) if (units !== undefined) this.set({ queue }, units);
       },
     });
     this.streamsDropped = counter('sluice_job_event_streams_dropped_total', 'SSE job event streams closed because the client did not read (its buffer passed the bound)', []);
