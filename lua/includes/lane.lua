@@ -117,8 +117,9 @@ local function outgoing_expired(expires, now)
   return expires and expires ~= '' and now >= tonumber(expires) or false
 end
 
--- The latest start handed out in the lane (oe less the set's life: oe is written as the latest start's), or
--- 0 once the set has outlived it. No start of the lane is given before it: a late job's move
+-- The latest start handed out in the lane (oe less the set's life: oe is written as the latest start's,
+-- or as the moment an admission stretched the set's life for a job not fetched yet, settle_outgoing
+-- below, which is then already past and bounds nothing), or 0 once the set has outlived it. No start of the lane is given before it: a late job's move
 -- (lua/throttle-start.lua late()) puts the lane's later hand-outs past the meter less the burst, and a job
 -- handed out after them must not start before them (FIFO; the lane's GCRA holds in start order).
 local function latest_out(expires, now)

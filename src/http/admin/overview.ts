@@ -27,20 +27,19 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
         redis.zcard(t.keys.busy),
         bull.isPaused(),
         throttle.config.globalRatePerSecond ? redis.hget(t.keys.global, 's') : Promise.resolve(null),
-        redis.hget(t.keys.global, 'sl'),
       ]);
     }),
   );
-  const [control, figures, overrides, shares] = await Promise.all([
+  const [control, figures, overrides, shares, silentUnits] = await Promise.all([
     ctx.store.control(throttle.keys),
     readFigures(redis, ctx.keys, throttle.keys, now),
     redis.hlen(ctx.keys.overrides(throttle.keys)),
     throttle.shareAllocator?.read(),
+    throttle.silentUnits(),
   ]);
   const counts: Record<string, number> = {};
   for (const [c] of shards) for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v;
   const busyLanes = shards.reduce((a, [, b]) => a + b, 0);
-  const silentUnits = shards.reduce((a, [, , , , sl]) => a + Number(sl ?? 0), 0);
   const paused = shards.some(([, , p]) => p);
   const slots = shards.map(([, , , s]) => s).filter((s): s is string => s !== null);
   const globalSlot = slots.length > 0 ? String(Math.max(...slots.map(Number))) : null;
