@@ -5,7 +5,8 @@
 // exceeds the cap, the most starts in any 1 s, Jain's index of per-key starts against the ideal's over
 // that period, light keys' first-start and all-start waits (p50/p99) against the ideal's, and the
 // makespan against the ideal's, the CPU of each process per second, Redis commands per job (INFO
-// commandstats: inside scripts too) and Redis socket reads per job (INFO stats). With --bullmq, the same
+// commandstats: inside scripts too), Redis µs per job inside sluice's and BullMQ's scripts and Redis socket
+// reads per job (INFO stats). With --bullmq, the same
 // jobs through BullMQ with a queue-wide limiter
 // at the cap (no fairness) for comparison. A private redis-server, started and stopped here.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
@@ -36,7 +37,8 @@ const { values: flags } = parseArgs({
     timeout: { type: 'string', default: '90' },
     seed: { type: 'string', default: '1' },
     bullmq: { type: 'boolean', default: false },
-    // Writes every job's key, submit and start instants (ms) as JSON, for a closer look at a run.
+    // Writes every job's key, submit and start instants and the start instant it was given (slot) (ms) as JSON,
+    // for a closer look at a run: starts missing where slots are missing were never handed out.
     dump: { type: 'string' },
     cold: { type: 'boolean', default: false },
     // Jobs run through the workers before the measured submits (their starts not counted): workers that
@@ -96,6 +98,16 @@ function cpuSampler(pids: Record<string, number>) {
   return { stop: () => (clearInterval(timer), series) };
 }
 
+/**
+ * Redis µs per job inside scripts, from INFO commandstats: sluice's (FCALL of its function libraries) and
+ * BullMQ's (EVALSHA). Wall time inside Redis: grows with the machine's load, unlike the calls.
+ */
+function scriptUsPerJob(info: string, jobs: number): { sluice: number; bullmq: number } {
+  const us = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=\\d+,usec=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  const per = (v: number) => Math.round((v / jobs) * 10) / 10;
+  return { sluice: per(us('fcall') + us('fcall_ro')), bullmq: per(us('evalsha')) };
+}
+
 /** Redis calls per job by command (and in all), from INFO commandstats: the commands worth a tenth of a call per job or more. */
 function commandsPerJob(info: string, jobs: number): Record<string, number> {
   const out: Record<string, number> = {};
@@ -148,17 +160,24 @@ async function runSluice(url: string) {
   const count = () => procs.reduce((a, p) => a + p.starts.length, 0);
   while (count() < jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   const cpuPerSecond = cpu.stop();
-  const redisCallsPerJob = commandsPerJob(await raw.info('commandstats'), jobs.length);
+  const statsText = await raw.info('commandstats');
+  const redisCallsPerJob = commandsPerJob(statsText, jobs.length);
+  const redisScriptUsPerJob = scriptUsPerJob(statsText, jobs.length);
   // Socket reads Redis made per job (INFO stats, reset with the commands): commands that reach it together
   // (one client's writes of one tick) are one read.
   const reads = Number(/total_reads_processed:(\d+)/.exec(await raw.info('stats'))?.[1] ?? 0);
   const redisReadsPerJob = Math.round((reads / jobs.length) * 100) / 100;
   raw.disconnect();
-  for (const p of procs) for (const s of p.starts) byId.get(s.id)!.start = s.t;
+  const slots = new Map<string, number>();
+  for (const p of procs)
+    for (const s of p.starts) {
+      byId.get(s.id)!.start = s.t;
+      slots.set(s.id, s.slot);
+    }
   await Promise.all(procs.map((p) => p.close()));
   await sluice.close();
-  if (flags.dump) writeFileSync(flags.dump, JSON.stringify(jobs.map((j) => ({ key: j.key, submitted: j.submitted, start: j.start }))));
-  return { ...capReport(jobs, config), cpuPerSecond, redisCallsPerJob, redisReadsPerJob };
+  if (flags.dump) writeFileSync(flags.dump, JSON.stringify([...byId].map(([id, j]) => ({ key: j.key, submitted: j.submitted, start: j.start, slot: slots.get(id) }))));
+  return { ...capReport(jobs, config), cpuPerSecond, redisCallsPerJob, redisScriptUsPerJob, redisReadsPerJob };
 }
 
 async function runBullmq(port: number) {
