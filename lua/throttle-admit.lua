@@ -102,8 +102,12 @@ if global_interval > 0 then
   if depth == 0 then busy = busy + 1 end
 end
 local interval = effective_interval(lane_interval, global_interval, busy)
--- The first start this lane can make: its own meter (less the burst), a pause, the global meter.
+-- The first start this lane can make: its own meter (less the burst), its latest hand-out, a pause, the
+-- global meter.
 local base = math.max(now, lane_eligible(tonumber(state[1] or 0), tonumber(state[2] or 0), lane_interval, burst, margin))
+-- Never before a start already handed out in the lane (latest_out): a late job's move can put those past
+-- the meter less the burst, and the dispatcher gives no start before them (lua/throttle-dispatch.lua).
+base = math.max(base, latest_out(state[6], now))
 base = math.max(base, tonumber(g[2] or 0))
 if global_interval > 0 then base = math.max(base, tonumber(g[1] or 0)) end
 

@@ -235,7 +235,7 @@ export class DispatchModel {
     const busy = this.busyCount() + (depth === 0 ? 1 : 0);
     const g = this.settings.globalIntervalUs;
     const interval = g <= 0 ? intervalUs : Math.max(intervalUs, Math.max(busy, 1) * g);
-    let base = Math.max(nowUs, eligible(lane.c, lane.p, intervalUs, burst, m));
+    let base = Math.max(nowUs, eligible(lane.c, lane.p, intervalUs, burst, m), latestOut(lane.oe, nowUs));
     base = Math.max(base, this.globalPause);
     if (g > 0) base = Math.max(base, this.globalSlot);
     if (held + cost > capacity) {

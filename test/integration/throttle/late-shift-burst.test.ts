@@ -27,6 +27,7 @@ describe('a late job moves its lane\'s later hand-outs, burst 3, costs 1-3', () 
       const { nowUs: _n, ...got } = await lanes.admit('k', id, cost.get(id)!, false, String(now));
       expect(got).toEqual(model.admit(now, 'k', id, cost.get(id)!, 8, t.laneIntervalUs, burst));
       expect(got.kind).toBe('admitted');
+      return got as { startUs: number };
     };
     const dispatch = async (maxJobs: number) => {
       const got = await lanes.dispatch(maxJobs, String(now));
@@ -53,8 +54,11 @@ describe('a late job moves its lane\'s later hand-outs, burst 3, costs 1-3', () 
     starts.push({ id: 'pX', startUs: (ax as { startUs: number }).startUs });
     // B (cost 3) is admitted after C and handed out.
     now += 5_000;
-    await admit('pB');
+    const predicted = (await admit('pB')).startUs;
     const b = (await dispatch(8)).get('pB')!;
+    // The start predicted at admission is the one it is handed out for: behind the moved C, not at the
+    // meter less the burst (before, the prediction was the admission instant, ~38 ms early).
+    expect(predicted).toBe(b);
     // C's worker is on time for its moved start.
     now = c + shift - 1_000;
     const ac = await gate('k', 'pC', { mode: 'start' });
