@@ -4,7 +4,10 @@
 // redis-server. What HTTP adds (express, Node's server, autocannon) is ~150 µs per request on a slow
 // day of this machine, so a few µs of middleware are lost in an HTTP run's noise; here they are not.
 // With --base DIR each mode also runs on another checkout (its src/ and lua/), alternated rep by rep.
-//   npx tsx bench/middleware-cpu.ts [--modes policy,rules3] [--reps 3] [--duration 2] [--base DIR]
+// --clients N: each request from one of N client addresses drawn at random (1: every request from one
+// client, the HTTP bench's case); more clients than the per-key caches hold (10,000) is every API with
+// many callers.
+//   npx tsx bench/middleware-cpu.ts [--modes policy,rules3] [--reps 3] [--duration 2] [--clients 1] [--base DIR]
 // Prints one JSON document on stdout: per mode and tree, the lowest and the median CPU µs per request.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,12 +24,17 @@ const { values: flags } = parseArgs({
     modes: { type: 'string', default: 'policy,rules3' },
     reps: { type: 'string', default: '3' },
     duration: { type: 'string', default: '2' },
+    clients: { type: 'string', default: '1' },
     base: { type: 'string' },
   },
 });
 const modes = flags.modes.split(',');
 const reps = Number(flags.reps);
 const durationMs = Number(flags.duration) * 1000;
+const clientCount = Number(flags.clients);
+if (!(Number.isInteger(clientCount) && clientCount >= 1 && clientCount <= 16_777_216)) throw new Error('--clients: 1 .. 16777216');
+/** The client addresses: 10.x.y.z. */
+const clients = Array.from({ length: clientCount }, (_, i) => (clientCount === 1 ? '127.0.0.1' : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
 if (!modes.every((m) => m === 'policy' || m === 'rules3')) throw new Error('--modes: policy, rules3');
 if (!(reps >= 1 && reps <= 9 && durationMs > 0 && durationMs <= 10_000)) throw new Error('--reps 1..9, --duration (0, 10]');
 
@@ -52,7 +60,8 @@ async function measure(mw: RequestHandler, ms: number): Promise<number> {
   let headers = 0;
   const one = () =>
     new Promise<void>((resolve, reject) => {
-      const req = { method: 'GET', originalUrl: '/hello', url: '/hello', path: '/hello', headers: { host: 'bench' }, socket: { remoteAddress: '127.0.0.1' }, ip: '127.0.0.1' };
+      const ip = clientCount === 1 ? clients[0]! : clients[(Math.random() * clientCount) | 0]!;
+      const req = { method: 'GET', originalUrl: '/hello', url: '/hello', path: '/hello', headers: { host: 'bench' }, socket: { remoteAddress: ip }, ip };
       const res = { setHeader: () => void headers++, once: () => undefined };
       mw(req as unknown as Request, res as unknown as Response, ((e?: unknown) => (e ? reject(e) : resolve())) as NextFunction);
     });
@@ -91,4 +100,4 @@ const rows = [...samples].map(([id, xs]) => {
   const [mode, tree] = id.split('/');
   return { mode, tree, cpuUsPerReqMin: +Math.min(...xs).toFixed(2), cpuUsPerReqMedian: +median(xs).toFixed(2), perRep: xs.map((x) => +x.toFixed(2)) };
 });
-console.log(JSON.stringify({ bench: 'middleware-cpu', at: new Date().toISOString(), command: `npx tsx bench/middleware-cpu.ts ${process.argv.slice(2).join(' ')}`.trim(), inFlight: 50, rows }, null, 1));
+console.log(JSON.stringify({ bench: 'middleware-cpu', at: new Date().toISOString(), command: `npx tsx bench/middleware-cpu.ts ${process.argv.slice(2).join(' ')}`.trim(), inFlight: 50, clients: clientCount, rows }, null, 1));
