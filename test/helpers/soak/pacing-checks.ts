@@ -48,14 +48,17 @@ export function checkPacing(throttle: Throttle, starts: readonly StartEvent[], p
 /**
  * The cap in any 1 s. A sharded throttle's shards each run at their share of the cap, re-divided as
  * demand moves: a window holding a re-division may hold one more start per shard whose share shrank
- * (docs/algorithms.md, "A throttle across a cluster": ε, at most `shards`). Above the cap within ε is
- * a counted note; beyond it, a violation.
+ * (docs/algorithms.md, "A throttle across a cluster": ε, at most `shards`), and in units each shard may
+ * end a window with a job of the largest cost. Above the cap within those is a counted note; beyond, a
+ * violation.
  */
 function checkGlobal(starts: readonly StartEvent[], cap: number | undefined, shards: number, t0: number, findings: Findings): PacingFigures['global'] {
   const global: PacingFigures['global'] = { t: { maxStartsIn1s: 0, maxUnitsIn1s: 0 }, slot: { maxStartsIn1s: 0, maxUnitsIn1s: 0 } };
   const epsilon = shards > 1 ? shards : 0;
   const startsBound = cap ? cap + epsilon : undefined;
-  const unitsBound = cap ? cap + epsilon + WORKLOAD.maxCost - 1 : undefined;
+  // In units every shard's meter may end a window with a job of the largest cost (docs/algorithms.md:
+  // "ε, what a re-division may add"): largest cost - 1 per shard, on top of ε.
+  const unitsBound = cap ? cap + epsilon + Math.max(1, shards) * (WORKLOAD.maxCost - 1) : undefined;
   for (const field of FIELDS) {
     const w = maxIn1s(starts, field);
     global[field] = { maxStartsIn1s: w.count, maxUnitsIn1s: w.units };
@@ -63,7 +66,7 @@ function checkGlobal(starts: readonly StartEvent[], cap: number | undefined, sha
     const edges = (list: StartEvent[]) => ({ first: startsView(t0, list.slice(0, 3)), last: startsView(t0, list.slice(-3)) });
     if (w.count > startsBound!) findings.violation(`global-starts-per-1s(${field})`, 'the throttle starts at most globalRatePerSecond jobs in any 1 s (sharded: + one per shard)', { starts: w.count, cap, bound: startsBound, ...edges(w.countWindow) });
     else if (w.count > cap) findings.note(`global-starts-per-1s-within-epsilon(${field})`, "documented: a sharded throttle's re-division may add one start per shard in a 1 s window", { starts: w.count, cap, bound: startsBound });
-    if (w.units > unitsBound!) findings.violation(`global-units-per-1s(${field})`, 'the throttle starts at most cap + largest cost - 1 units in any 1 s (sharded: + one per shard)', { units: w.units, bound: unitsBound, ...edges(w.unitsWindow) });
+    if (w.units > unitsBound!) findings.violation(`global-units-per-1s(${field})`, 'the throttle starts at most cap + largest cost - 1 units in any 1 s (sharded: + one per shard, and largest cost - 1 per shard)', { units: w.units, bound: unitsBound, ...edges(w.unitsWindow) });
     else if (field === 't' && w.units > cap) findings.note('global-units-per-1s-above-cap', 'documented: up to cap + largest cost - 1 units in a 1 s window', { units: w.units, cap, bound: unitsBound });
   }
   return cap ? { ...global, cap, unitsBound: unitsBound! } : global;
