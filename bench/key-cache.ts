@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { createSluice } from '../src/index.js';
 import { KeyCache } from '../src/limiters/key-cache.js';
 import { RecentMap } from '../src/request/recent-map.js';
+import { PlainNearlyLru } from '../test/helpers/plain-eviction.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -25,28 +26,6 @@ const cacheSize = Number(flags.cache);
 const n = Number(flags.n);
 const reps = Number(flags.reps);
 const hotShares = flags.hot.split(',').map(Number);
-
-/** The same nearly-LRU rule with the plain eviction: what both caches did before the cursor. */
-class PlainEviction {
-  private readonly slots = new Map<string, { value: string; movedAt: number }>();
-  private moves = 0;
-  constructor(private readonly maxKeys: number) {}
-  of(key: string, compute: (k: string) => string): string {
-    const slot = this.slots.get(key);
-    if (slot) {
-      if (this.moves - slot.movedAt >= this.maxKeys >> 1) {
-        this.slots.delete(key);
-        this.slots.set(key, slot);
-        slot.movedAt = ++this.moves;
-      }
-      return slot.value;
-    }
-    const value = compute(key);
-    this.slots.set(key, { value, movedAt: ++this.moves });
-    if (this.slots.size > this.maxKeys) this.slots.delete(this.slots.keys().next().value!);
-    return value;
-  }
-}
 
 function draws(hotShare: number): string[] {
   return Array.from({ length: n }, () => (Math.random() < hotShare ? `h${(Math.random() * 100) | 0}` : `u${(Math.random() * keyCount) | 0}`));
@@ -78,7 +57,7 @@ for (const hotShare of hotShares) {
       return (k) => map.of(k, compute);
     },
     'plain eviction (keys().next())': () => {
-      const map = new PlainEviction(cacheSize);
+      const map = new PlainNearlyLru<string>(cacheSize);
       return (k) => map.of(k, compute);
     },
     'Limiter.prepare': () => (k) => prepare(k, {}, true),

@@ -7,32 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeyCache } from '../../src/limiters/key-cache.js';
 import { RecentMap } from '../../src/request/recent-map.js';
-
-/** The rule both caches follow, with the plain eviction: the oldest entry in the Map's order leaves. */
-class PlainNearlyLru {
-  readonly slots = new Map<string, { movedAt: number }>();
-  private moves = 0;
-
-  constructor(private readonly maxKeys: number) {}
-
-  use(key: string): void {
-    const slot = this.slots.get(key);
-    if (slot) {
-      if (this.moves - slot.movedAt >= this.maxKeys >> 1) {
-        this.slots.delete(key);
-        this.slots.set(key, slot);
-        slot.movedAt = ++this.moves;
-      }
-      return;
-    }
-    this.slots.set(key, { movedAt: ++this.moves });
-    if (this.slots.size > this.maxKeys) this.slots.delete(this.slots.keys().next().value!);
-  }
-
-  forget(key: string): void {
-    this.slots.delete(key);
-  }
-}
+import { PlainNearlyLru } from '../helpers/plain-eviction.js';
 
 type Op = { use: string } | { forget: string };
 
@@ -51,12 +26,12 @@ describe('the eviction cursor', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 12 }), ops, (maxKeys, sequence) => {
         const cache = new KeyCache(maxKeys);
-        const plain = new PlainNearlyLru(maxKeys);
+        const plain = new PlainNearlyLru<string>(maxKeys);
         const entries = (cache as unknown as { entries: Map<string, unknown> }).entries;
         for (const op of sequence) {
           if ('use' in op) {
             if (!cache.get(op.use)) cache.add(op.use, `redis:${op.use}`);
-            plain.use(op.use);
+            plain.of(op.use, (k) => k);
           } else {
             cache.forget(op.forget);
             plain.forget(op.forget);
@@ -72,12 +47,12 @@ describe('the eviction cursor', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 12 }), ops, (maxKeys, sequence) => {
         const map = new RecentMap<string>(maxKeys);
-        const plain = new PlainNearlyLru(maxKeys);
+        const plain = new PlainNearlyLru<string>(maxKeys);
         const slots = (map as unknown as { slots: Map<string, unknown> }).slots;
         for (const op of sequence) {
           const key = 'use' in op ? op.use : op.forget;
           expect(map.of(key, (k) => `v:${k}`)).toBe(`v:${key}`);
-          plain.use(key);
+          plain.of(key, (k) => k);
           expect(keysOf(slots)).toEqual(keysOf(plain.slots));
         }
       }),
