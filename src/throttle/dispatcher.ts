@@ -34,6 +34,13 @@ const MAX_OUTSTANDING = 32;
 const BEHIND_HOLD_MS = 1_000;
 /** A dispatched entry this long past its start is lost or very late (lane repair's to bring back): not counted (µs). */
 const FORGOTTEN_US = 1_000_000;
+/**
+ * How often every waiting schedule() call is looked up in the dispatched set (ms). Between those, a
+ * round reads only the entries handed out since the previous one (lookForWaiters): with thousands of
+ * calls waiting, looking each up every round took most of a core (20,000 waiting: 0.71 of a core for
+ * 194 starts/s, bench/schedule-waiters.ts).
+ */
+const FULL_LOOK_MS = 2_000;
 /** With nothing queued, the loop looks again at least this often (ms), woken or not. */
 const IDLE_MS = 250;
 /** After a failed round (Redis away), the next one comes this much later (ms). */
@@ -64,6 +71,14 @@ export class Dispatcher {
   private queue: Queue | undefined;
   /** In-process jobs (schedule()) waiting here for their start: dispatched entry -> resolve. */
   private readonly waiters = new Map<string, (startUs: number) => void>();
+  /** The same waiters' entries by job id (a round's reply names jobs). */
+  private readonly waiterEntries = new Map<string, string>();
+  /** Waiters not looked up in the dispatched set yet: their job may have been handed out before they came. */
+  private readonly freshWaiters = new Set<string>();
+  /** Redis µs of the previous look at the dispatched set (0: none yet). */
+  private lookedAtUs = 0;
+  /** When every waiter was last looked up (local ms). */
+  private fullLookAtMs = 0;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -118,12 +133,16 @@ export class Dispatcher {
    * whichever process's dispatcher gives it.
    */
   waitFor(entry: string): Promise<number> {
-    return new Promise((resolve) => this.waiters.set(entry, resolve));
+    return new Promise((resolve) => {
+      this.waiters.set(entry, resolve);
+      this.waiterEntries.set(entryJobId(entry), entry);
+      this.freshWaiters.add(entry);
+    });
   }
 
   /** Forgets a waiter (its call gave up). */
   forget(entry: string): void {
-    this.waiters.delete(entry);
+    this.unwait(entry);
   }
 
   private async run(): Promise<void> {
@@ -142,7 +161,7 @@ export class Dispatcher {
         const bounded = this.workers > 0 && Date.now() < this.behindUntilMs;
         reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND, '', bounded ? { maxOutstanding: MAX_OUTSTANDING, forgottenUs: FORGOTTEN_US } : undefined);
         this.handOut(reply);
-        if (this.waiters.size > 0) await this.lookForWaiters();
+        if (this.waiters.size > 0) await this.lookForWaiters(reply.nowUs);
       } catch (error) {
         if (this.stopping) break;
         this.deps.onError?.(error);
@@ -171,7 +190,7 @@ export class Dispatcher {
   private handOut(reply: DispatchReply): void {
     for (const j of reply.jobs) {
       if (!j.jobId.startsWith('p')) continue;
-      const entry = [...this.waiters.keys()].find((e) => e.startsWith(`${j.jobId}|`));
+      const entry = this.waiterEntries.get(j.jobId);
       if (entry !== undefined) this.resolve(entry, j.startUs);
     }
   }
@@ -181,20 +200,44 @@ export class Dispatcher {
     await this.bullQueue().backend.promote(jobId);
   }
 
-  /** Waiters whose job another process's dispatcher handed out. */
-  private async lookForWaiters(): Promise<void> {
-    const entries = [...this.waiters.keys()];
-    const scores = (await this.deps.client.zmscore(this.deps.keys.dispatched, ...entries)) as (string | null)[];
-    entries.forEach((entry, i) => {
+  /**
+   * Waiters whose job another process's dispatcher handed out. Every entry is scored by its start, and a
+   * start is given at least the delivery time after its hand-out: the entries handed out since the
+   * previous look all score at or above that look's Redis time, so a round reads only those (a horizon's
+   * worth of hand-outs), not every waiter. A waiter that came since is looked up by its entry (its job
+   * may have been handed out before it came), and every FULL_LOOK_MS all are.
+   */
+  private async lookForWaiters(nowUs: number): Promise<void> {
+    const client = this.deps.client;
+    const full = Date.now() - this.fullLookAtMs >= FULL_LOOK_MS;
+    const lookUp = full ? [...this.waiters.keys()] : [...this.freshWaiters];
+    const from = this.lookedAtUs > 0 && !full ? this.lookedAtUs : nowUs - FORGOTTEN_US;
+    const [scores, recent] = await Promise.all([
+      lookUp.length > 0 ? (client.zmscore(this.deps.keys.dispatched, ...lookUp) as Promise<(string | null)[]>) : Promise.resolve([]),
+      full ? Promise.resolve([]) : (client.zrangebyscore(this.deps.keys.dispatched, String(from), '+inf', 'WITHSCORES') as Promise<string[]>),
+    ]);
+    if (full) this.fullLookAtMs = Date.now();
+    this.lookedAtUs = nowUs;
+    for (const entry of lookUp) this.freshWaiters.delete(entry);
+    lookUp.forEach((entry, i) => {
       const score = scores[i];
       if (score !== null && score !== undefined) this.resolve(entry, Number(score));
     });
+    for (let i = 0; i < recent.length; i += 2) {
+      if (this.waiters.has(recent[i]!)) this.resolve(recent[i]!, Number(recent[i + 1]));
+    }
   }
 
   private resolve(entry: string, startUs: number): void {
     const resolve = this.waiters.get(entry);
-    this.waiters.delete(entry);
+    this.unwait(entry);
     resolve?.(startUs);
+  }
+
+  private unwait(entry: string): void {
+    this.waiters.delete(entry);
+    this.waiterEntries.delete(entryJobId(entry));
+    this.freshWaiters.delete(entry);
   }
 
   /** Sleeps `ms`, or less when an admission into an idle lane publishes on the wake channel. */
@@ -232,4 +275,9 @@ export class Dispatcher {
     }
     return this.queue;
   }
+}
+
+/** The job id of a dispatched entry, `<job id>|<cost>|<lane id>`. */
+function entryJobId(entry: string): string {
+  return entry.slice(0, entry.indexOf('|'));
 }
