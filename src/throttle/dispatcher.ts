@@ -37,8 +37,8 @@ const FORGOTTEN_US = 1_000_000;
 /**
  * How often every waiting schedule() call is looked up in the dispatched set (ms). Between those, a
  * round reads only the entries handed out since the previous one (lookForWaiters): with thousands of
- * calls waiting, looking each up every round took most of a core (20,000 waiting: 0.71 of a core for
- * 194 starts/s, bench/schedule-waiters.ts).
+ * calls waiting, looking each up every round took most of a core (20,000 waiting: 0.77 of a core, and
+ * starts fell to 175/s under a 200/s cap; bench/schedule-waiters.ts).
  */
 const FULL_LOOK_MS = 2_000;
 /** With nothing queued, the loop looks again at least this often (ms), woken or not. */
@@ -211,7 +211,7 @@ export class Dispatcher {
     const client = this.deps.client;
     const full = Date.now() - this.fullLookAtMs >= FULL_LOOK_MS;
     const lookUp = full ? [...this.waiters.keys()] : [...this.freshWaiters];
-    const from = this.lookedAtUs > 0 && !full ? this.lookedAtUs : nowUs - FORGOTTEN_US;
+    const from = this.lookedAtUs > 0 ? this.lookedAtUs : nowUs - FORGOTTEN_US;
     const [scores, recent] = await Promise.all([
       lookUp.length > 0 ? (client.zmscore(this.deps.keys.dispatched, ...lookUp) as Promise<(string | null)[]>) : Promise.resolve([]),
       full ? Promise.resolve([]) : (client.zrangebyscore(this.deps.keys.dispatched, String(from), '+inf', 'WITHSCORES') as Promise<string[]>),
