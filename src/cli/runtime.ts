@@ -94,19 +94,17 @@ export async function startRuntime(config: ProcessConfig, parts: RuntimeParts): 
       },
       onError: () => metrics.recordRulesReload('refused'),
     });
-    // Queue-wide spend quotas in the metrics (sluice_quota_used), read at each scrape under the rules in force.
+    // Figures read from Redis at each scrape, under the rules in force: units taken for started (workers
+    // silent a second past a start, sluice_throttle_silent_units) and queue-wide spend quotas (sluice_quota_used).
+    const throttleInForce = (name: string) => {
+      const queue = watcher!.current().queues.find((q) => q.name === name);
+      return queue ? sluice.throttle(queue.name, queue.throttle) : undefined;
+    };
     const watchQuotas = (queues: readonly QueueRule[]) => {
       for (const queue of queues) {
-        // Units taken for started (workers silent a second past a start): sluice_throttle_silent_units.
-        metrics.watchSilentUnits(queue.name, async () => {
-          const now = watcher!.current().queues.find((q) => q.name === queue.name);
-          return now ? sluice.throttle(now.name, now.throttle).silentUnits() : 0;
-        });
+        metrics.watchSilentUnits(queue.name, async () => (await throttleInForce(queue.name)?.silentUnits()) ?? 0);
         if (!queue.throttle.quotas?.some((q) => q.scope === 'queue')) continue;
-        metrics.watchQuotas(queue.name, async () => {
-          const now = watcher!.current().queues.find((q) => q.name === queue.name);
-          return now ? sluice.throttle(now.name, now.throttle).quotaUse(undefined) : [];
-        });
+        metrics.watchQuotas(queue.name, async () => (await throttleInForce(queue.name)?.quotaUse(undefined)) ?? []);
       }
     };
     watchQuotas(watcher.current().queues);

@@ -211,10 +211,10 @@ export class Dispatcher {
     const client = this.deps.client;
     const full = Date.now() - this.fullLookAtMs >= FULL_LOOK_MS;
     const lookUp = full ? [...this.waiters.keys()] : [...this.freshWaiters];
-    const from = this.lookedAtUs > 0 ? this.lookedAtUs : nowUs - FORGOTTEN_US;
     const [scores, recent] = await Promise.all([
       lookUp.length > 0 ? (client.zmscore(this.deps.keys.dispatched, ...lookUp) as Promise<(string | null)[]>) : Promise.resolve([]),
-      full ? Promise.resolve([]) : (client.zrangebyscore(this.deps.keys.dispatched, String(from), '+inf', 'WITHSCORES') as Promise<string[]>),
+      // (The first look is a full one: a partial look always has the previous one's instant.)
+      full ? Promise.resolve([]) : (client.zrangebyscore(this.deps.keys.dispatched, String(this.lookedAtUs), '+inf', 'WITHSCORES') as Promise<string[]>),
     ]);
     if (full) this.fullLookAtMs = Date.now();
     this.lookedAtUs = nowUs;
