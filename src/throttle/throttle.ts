@@ -24,6 +24,7 @@ import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
 import { EVENT_STREAM_MAXLEN, JobEventStream, ShardedJobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
 import { waitForJob } from './wait.js';
+import { FinishWatch } from './finish-watch.js';
 import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
 import { shardOfJob, shardOfLane } from './shards.js';
@@ -108,6 +109,7 @@ export class Throttle {
   private upstreamCache: UpstreamLearner | undefined;
   private eventsCache: JobEventStream | undefined;
   private callbacksCache: Callbacks | undefined;
+  private finishWatchCache: FinishWatch | undefined;
   /**
    * A sharded throttle's shards (`shards` > 1): each a whole throttle of its own hash tag; this one only
    * routes to them (src/throttle/shards.ts). Undefined for an unsharded throttle and for a shard itself.
@@ -207,6 +209,17 @@ export class Throttle {
       ? new ShardedJobEventStream(this.keys.events, shards.map((s) => s.events), (jobId) => shardOfJob(jobId, shards.length))
       : new JobEventStream(() => this.ctx.bull().client, this.keys.events);
     return this.eventsCache;
+  }
+
+  /**
+   * Calls `wake` whenever the throttle's periodic look at the jobs being waited on finds `jobId` finished
+   * or gone, until the returned function is called: the backstop for a lost final event, one pipeline a
+   * look for every waiter of the process (src/throttle/finish-watch.ts). @internal
+   */
+  watchFinish(jobId: string, wake: () => void): () => void {
+    if (this.shardList) return this.forJob(jobId)?.watchFinish(jobId, wake) ?? (() => undefined);
+    this.finishWatchCache ??= new FinishWatch(() => this.ctx.bull().client, (id) => this.keys.job(id));
+    return this.finishWatchCache.watch(jobId, wake);
   }
 
   /** The throttle's callback deliveries. @internal */
@@ -547,6 +560,7 @@ export class Throttle {
     await this.allocatorCache?.close();
     if (this.shardList) await Promise.all(this.shardList.map((s) => s.close()));
     await this.eventsCache?.close();
+    this.finishWatchCache?.close();
     await this.callbacksCache?.close();
     await this.dispatcherCache?.close();
     await this.queue?.close();

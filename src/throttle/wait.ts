@@ -1,15 +1,15 @@
 // Waiting for a job to finish: subscribe to its events first, then read its status, then sleep until
-// one of its final events (or a backstop timer) says to read again. Subscribing before the first read
-// means a job finishing in between is never missed.
+// one of its final events says to read again, or the throttle's look at the jobs being waited on finds
+// it finished or gone (the backstop for a lost event: src/throttle/finish-watch.ts). Subscribing before
+// the first read means a job finishing in between is never missed.
 import type { JobStatus } from './job-status.js';
 import { isFinal, type JobEventStream } from './events.js';
-
-/** How often the status is read again without an event: bounds the delay a lost event causes. */
-export const WAIT_BACKSTOP_MS = 5_000;
 
 interface Waitable {
   readonly events: JobEventStream;
   job(jobId: string, options?: { tenant?: string }): Promise<JobStatus | null>;
+  /** Calls `wake` whenever a look finds `jobId` finished or gone, until the returned function is called. */
+  watchFinish(jobId: string, wake: () => void): () => void;
 }
 
 const finished = (status: JobStatus | null) => status === null || status.state === 'completed' || status.state === 'failed';
@@ -29,6 +29,10 @@ export async function waitForJob(throttle: Waitable, jobId: string, options: { t
   );
   const onAbort = () => wake?.();
   options.signal?.addEventListener('abort', onAbort);
+  const unwatch = throttle.watchFinish(jobId, () => {
+    signalled = true;
+    wake?.();
+  });
   try {
     for (;;) {
       signalled = false;
@@ -39,7 +43,7 @@ export async function waitForJob(throttle: Waitable, jobId: string, options: { t
       if (left <= 0 || options.signal?.aborted) return status;
       if (!signalled) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, Math.min(left, WAIT_BACKSTOP_MS));
+          const timer = setTimeout(done, left);
           function done() {
             clearTimeout(timer);
             resolve();
@@ -51,6 +55,7 @@ export async function waitForJob(throttle: Waitable, jobId: string, options: { t
     }
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
+    unwatch();
     unsubscribe();
   }
 }

@@ -9,6 +9,8 @@ import { verifySignature } from '../../src/callbacks/sign.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil, sampleValue, scrape, startSluice, stopAll, tempDir, type SluiceProcess, type TempDir } from '../helpers/e2e.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { Redis } from 'ioredis';
+import { FINISH_LOOK_MS } from '../../src/throttle/finish-watch.js';
 
 const ACME = 'acme-key-lifecycle';
 const GLOBEX = 'globex-key-lifecycle';
@@ -200,6 +202,28 @@ describe('SSE: GET .../jobs/:id/events', () => {
     const events = await reading;
     expect(events.map((e) => e.event)).toEqual(['state', 'cancelled']);
     expect(events[1]!.data).toMatchObject({ type: 'cancelled', id: job.id, queue: 'idle' });
+    await pollUntil(() => waitsOpen('sse'), (n) => n === 0, 10_000, 50, 'the stream to close');
+  });
+
+  it('a job gone without its event (removed behind sluice\'s back): the stream ends at the next look, within 5 s', async () => {
+    const job = await submit('idle', 'sse-gone', 1);
+    const res = await fetch(`${serve.url}/v1/queues/idle/jobs/${job.id}/events`, { headers: auth(ACME) });
+    const reading = readEvents(res);
+    await pollUntil(() => waitsOpen('sse'), (n) => n === 1, 10_000, 50, 'the stream to be counted');
+    // The job's hash and its place in BullMQ's delayed set, deleted directly: no `cancelled` event.
+    const raw = new Redis(redis.port, '127.0.0.1');
+    try {
+      const [, keys] = await raw.scan('0', 'MATCH', `*:bull:idle:${job.id}`, 'COUNT', 10_000);
+      expect(keys).toHaveLength(1);
+      await raw.del(keys[0]!);
+      await raw.zrem(keys[0]!.replace(/[^:]+$/, 'delayed'), job.id);
+    } finally {
+      raw.disconnect();
+    }
+    const t0 = performance.now();
+    const events = await reading;
+    expect(performance.now() - t0).toBeLessThan(FINISH_LOOK_MS + 3_000);
+    expect(events.map((e) => e.event)).toEqual(['state']);
     await pollUntil(() => waitsOpen('sse'), (n) => n === 0, 10_000, 50, 'the stream to close');
   });
 

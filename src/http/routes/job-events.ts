@@ -54,10 +54,12 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
     const open = waits.start('sse');
     let ended = false;
     let heartbeat: NodeJS.Timeout | undefined;
+    let unwatch: (() => void) | undefined;
     const end = () => {
       if (ended) return;
       ended = true;
       clearInterval(heartbeat);
+      unwatch?.();
       unsubscribe();
       open.close();
       if (!res.writableEnded) res.end();
@@ -77,6 +79,7 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
       // The socket itself: ending the response would only queue its last chunk behind the unread data.
       ended = true;
       clearInterval(heartbeat);
+      unwatch?.();
       unsubscribe();
       open.close();
       res.destroy();
@@ -143,17 +146,22 @@ export function jobEventsRoute(deps: AppDeps, throttles: QueueThrottles, waits: 
       if (isFinal(event)) finish();
     };
     for (const event of early.splice(0)) onEvent(event);
+    // The backstop for a lost final event (a worker that died between its transition and its XADD): the
+    // throttle's periodic look at the jobs being waited on (src/throttle/finish-watch.ts) says when this
+    // one looks finished or gone, and its status decides.
+    unwatch = throttle.watchFinish(id, () => {
+      throttle.job(id, owner).then(
+        (s) => (!s || s.state === 'completed' || s.state === 'failed') && finish(),
+        () => undefined,
+      );
+    });
+    if (ended) unwatch();
     heartbeat = setInterval(() => {
       if (blockedSince !== undefined) {
         if (Date.now() - blockedSince > stallMs) drop();
         return;
       }
       write(': keep-alive\n\n');
-      // The backstop for a lost final event (a worker that died between its transition and its XADD).
-      throttle.job(id, owner).then(
-        (s) => (!s || s.state === 'completed' || s.state === 'failed') && finish(),
-        () => undefined,
-      );
     }, Math.min(SSE_HEARTBEAT_MS, stallMs));
     heartbeat.unref();
   });
