@@ -2,7 +2,7 @@
 // job being waited on wakes the watchers of the finished and the gone ones, and only those, in one
 // pipeline; a long wait whose job finishes without its event (a plain BullMQ worker, which writes none of
 // sluice's events: a sluice worker that died between the transition and its XADD) is answered at the
-// next look, not at its timeout.
+// next look, not at its timeout; on a cluster, a sharded throttle's shards each look at their own jobs.
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -100,5 +100,30 @@ describe('a wait whose job finishes without its final event', () => {
       await worker.close();
       await queue.close();
     }
+  });
+});
+
+describe('on a 3-master cluster', () => {
+  const cluster = useBackend('cluster');
+
+  it("a sharded throttle's wait is answered at its shard's look when the job is gone without an event", async () => {
+    const sluice = cluster.backend.sluice();
+    const throttle = sluice.throttle('fw', { ratePerSecond: 10, capacity: 5, shards: 3 });
+    const submitted = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((k) => throttle.submit(k, { k })));
+    const ids = submitted.map((r) => (r.admitted ? r.jobId : ''));
+    expect(ids.every(Boolean)).toBe(true);
+    // The jobs of more than one shard are waited on (each shard looks at its own, in its own slot).
+    expect(new Set(ids.map((id) => throttle.forJob(id)!.keys.global)).size).toBeGreaterThan(1);
+    const t0 = performance.now();
+    const waits = Promise.all(ids.map((id) => throttle.waitForJob(id, { timeoutMs: 30_000 })));
+    await new Promise((r) => setTimeout(r, 300));
+    const raw = cluster.backend.raw;
+    for (const id of ids) {
+      const shard = throttle.forJob(id)!;
+      await raw.del(shard.keys.job(id));
+      await raw.zrem(`${shard.keys.jobPrefix}delayed`, id);
+    }
+    expect(await waits).toEqual(ids.map(() => null));
+    expect(performance.now() - t0).toBeLessThan(FINISH_LOOK_MS + 3_000);
   });
 });
