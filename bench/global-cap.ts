@@ -8,9 +8,13 @@
 // commandstats: inside scripts too), Redis µs per job inside sluice's and BullMQ's scripts and Redis socket
 // reads per job (INFO stats). With --bullmq, the same
 // jobs through BullMQ with a queue-wide limiter
-// at the cap (no fairness) for comparison. A private redis-server, started and stopped here.
+// at the cap (no fairness) for comparison. A private redis-server, started and stopped here; with
+// --masters 3, a private 3-master cluster and the throttle split into --shards shards (default: one per
+// master; docs/algorithms.md, "A throttle across a cluster"): the cap divided among the shards by demand,
+// measured against the same ideal (one gate over every lane), Redis CPU and commands per master.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
 //     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
+//     [--masters 1|3..9] [--shards N]
 //     [--warm-jobs N: N jobs through the workers first, not counted: workers that have been running a while]
 //     [--collect-at-start: the workers' start-up collections as soon as they have started, as `sluice worker` runs them]
 // Prints one JSON document on stdout; progress goes to stderr.
@@ -20,7 +24,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createSluice } from '../src/index.js';
 import { capJobs, capReport, submitAll, type CapJob } from '../test/helpers/global-cap.js';
-import { startRedis } from '../test/helpers/redis-server.js';
+import { startCluster, startRedis } from '../test/helpers/redis-server.js';
 import { ThrottleProc } from '../test/helpers/throttle-procs.js';
 
 const { values: flags } = parseArgs({
@@ -46,12 +50,19 @@ const { values: flags } = parseArgs({
     'warm-jobs': { type: 'string', default: '0' },
     // The workers run their start-up collections as soon as they have started (the worker option collectAtStart, as `sluice worker` does).
     'collect-at-start': { type: 'boolean', default: false },
+    masters: { type: 'string', default: '1' },
+    shards: { type: 'string' },
   },
 });
 const n = (k: keyof typeof flags) => Number(flags[k]);
 const cap = n('cap');
 const laneRate = n('lane-rate');
-const config = { ratePerSecond: laneRate, capacity: n('capacity'), globalRatePerSecond: cap };
+const masters = n('masters');
+const shards = flags.shards === undefined ? masters : n('shards');
+if (!(Number.isInteger(masters) && (masters === 1 || (masters >= 3 && masters <= 9)))) throw new Error('--masters: 1 (one redis-server) or a cluster of 3..9');
+if (!(Number.isInteger(shards) && shards >= 1 && shards <= 64)) throw new Error('--shards: 1..64');
+if (masters > 1 && flags.bullmq) throw new Error('--bullmq: on one redis-server only');
+const config = { ratePerSecond: laneRate, capacity: n('capacity'), globalRatePerSecond: cap, ...(shards > 1 ? { shards } : {}) };
 // The worker processes send their start lines every 5 ms, not one pipe write per start (the bench's own
 // cost, not the throttle's: at 2,000 starts/s those writes were ~5 % of a worker's CPU).
 const REPORT_ENV = { THROTTLE_PROC_REPORT_MS: '5' };
@@ -102,31 +113,39 @@ function cpuSampler(pids: Record<string, number>) {
  * Redis µs per job inside scripts, from INFO commandstats: sluice's (FCALL of its function libraries) and
  * BullMQ's (EVALSHA). Wall time inside Redis: grows with the machine's load, unlike the calls.
  */
-function scriptUsPerJob(info: string, jobs: number): { sluice: number; bullmq: number } {
-  const us = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=\\d+,usec=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+function scriptUsPerJob(infos: string[], jobs: number): { sluice: number; bullmq: number } {
+  const us = (name: string) => infos.reduce((a, info) => a + Number(new RegExp(`^cmdstat_${name}:calls=\\d+,usec=(\\d+)`, 'm').exec(info)?.[1] ?? 0), 0);
   const per = (v: number) => Math.round((v / jobs) * 10) / 10;
   return { sluice: per(us('fcall') + us('fcall_ro')), bullmq: per(us('evalsha')) };
 }
 
-/** Redis calls per job by command (and in all), from INFO commandstats: the commands worth a tenth of a call per job or more. */
-function commandsPerJob(info: string, jobs: number): Record<string, number> {
+/** Redis calls per job by command (and in all; every master's), from INFO commandstats: the commands worth a tenth of a call per job or more. */
+function commandsPerJob(infos: string[], jobs: number): Record<string, number> {
+  const calls = new Map<string, number>();
+  for (const info of infos) for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) calls.set(m[1]!, (calls.get(m[1]!) ?? 0) + Number(m[2]));
   const out: Record<string, number> = {};
   let total = 0;
-  for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
-    const perJob = Number(m[2]) / jobs;
+  for (const [name, count] of calls) {
+    const perJob = count / jobs;
     total += perJob;
-    if (perJob >= 0.1) out[m[1]!] = Math.round(perJob * 100) / 100;
+    if (perJob >= 0.1) out[name] = Math.round(perJob * 100) / 100;
   }
   return { total: Math.round(total * 100) / 100, ...out };
 }
 
-async function runSluice(url: string) {
+/** Where the run goes: what createSluice takes, and each master's port (for its INFO and its CPU). */
+interface Target {
+  redis: string | { cluster: { host: string; port: number }[] };
+  ports: number[];
+}
+
+async function runSluice(target: Target) {
   const jobs = capJobs(n('heavy'), n('heavy-jobs'), n('light'), n('light-jobs'), n('seed'));
   const prefix = `gc${Date.now()}`;
-  const backend = { target: url } as never;
+  const backend = { target: target.redis } as never;
   const procs = await Promise.all(Array.from({ length: n('procs') }, () => ThrottleProc.start(backend, prefix, 'cap', config, flags['collect-at-start'] ? { collectAtStart: true } : {}, REPORT_ENV)));
   await Promise.all(procs.map((p) => p.worker(n('concurrency'))));
-  const sluice = createSluice({ redis: url, prefix });
+  const sluice = createSluice({ redis: target.redis, prefix });
   const throttle = sluice.throttle('cap', config);
   const byId = new Map<string, CapJob>();
   // A submitter that has been running a while: its clients connected and the throttle's queue made
@@ -145,11 +164,13 @@ async function runSluice(url: string) {
     await new Promise((r) => setTimeout(r, 500));
     for (const p of procs) p.starts.length = 0;
   }
-  const raw = new Redis(url);
-  const redisPid = Number(/process_id:(\d+)/.exec(await raw.info('server'))?.[1] ?? 0);
+  // One client per master: its pid (CPU), its INFO (commands, script µs, reads).
+  const raws = target.ports.map((port) => new Redis(port, '127.0.0.1'));
+  const redisPids = await Promise.all(raws.map(async (r) => Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1] ?? 0)));
   // Commands per job from here to the last start (INFO commandstats, reset now): load-independent, unlike rates.
-  await raw.config('RESETSTAT');
-  const cpu = cpuSampler({ submitter: process.pid, ...Object.fromEntries(procs.map((p, i) => [`worker${i + 1}`, p.handle.child.pid!])), redis: redisPid });
+  await Promise.all(raws.map((r) => r.config('RESETSTAT')));
+  const redisCpu = Object.fromEntries(redisPids.map((pid, i) => [raws.length === 1 ? 'redis' : `redis${i + 1}`, pid]));
+  const cpu = cpuSampler({ submitter: process.pid, ...Object.fromEntries(procs.map((p, i) => [`worker${i + 1}`, p.handle.child.pid!])), ...redisCpu });
   log(`sluice: submitting ${jobs.length} jobs`);
   await submitAll(jobs, async (j) => {
     const r = await throttle.submit(j.key, { k: j.key });
@@ -160,14 +181,14 @@ async function runSluice(url: string) {
   const count = () => procs.reduce((a, p) => a + p.starts.length, 0);
   while (count() < jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   const cpuPerSecond = cpu.stop();
-  const statsText = await raw.info('commandstats');
-  const redisCallsPerJob = commandsPerJob(statsText, jobs.length);
-  const redisScriptUsPerJob = scriptUsPerJob(statsText, jobs.length);
+  const statsTexts = await Promise.all(raws.map((r) => r.info('commandstats')));
+  const redisCallsPerJob = commandsPerJob(statsTexts, jobs.length);
+  const redisScriptUsPerJob = scriptUsPerJob(statsTexts, jobs.length);
   // Socket reads Redis made per job (INFO stats, reset with the commands): commands that reach it together
   // (one client's writes of one tick) are one read.
-  const reads = Number(/total_reads_processed:(\d+)/.exec(await raw.info('stats'))?.[1] ?? 0);
+  const reads = (await Promise.all(raws.map((r) => r.info('stats')))).reduce((a, t) => a + Number(/total_reads_processed:(\d+)/.exec(t)?.[1] ?? 0), 0);
   const redisReadsPerJob = Math.round((reads / jobs.length) * 100) / 100;
-  raw.disconnect();
+  for (const r of raws) r.disconnect();
   const slots = new Map<string, number>();
   for (const p of procs)
     for (const s of p.starts) {
@@ -213,7 +234,9 @@ async function runBullmq(port: number) {
   return capReport(jobs, config);
 }
 
-const redis = await startRedis();
+const server = masters === 1 ? await startRedis() : undefined;
+const cluster = masters > 1 ? await startCluster(masters) : undefined;
+const target: Target = server ? { redis: server.url, ports: [server.port] } : { redis: { cluster: cluster!.nodes }, ports: cluster!.nodes.map((node) => node.port) };
 try {
   const scenario = {
     heavyKeys: n('heavy'),
@@ -227,13 +250,20 @@ try {
     concurrency: n('concurrency'),
     warmJobs: n('warm-jobs'),
     collectAtStart: flags['collect-at-start'],
+    masters,
+    shards,
   };
-  const sluice = await runSluice(redis.url);
-  const raw = new Redis(redis.port, '127.0.0.1');
-  await raw.flushall();
-  raw.disconnect();
-  const bullmq = flags.bullmq ? await runBullmq(redis.port) : undefined;
+  const sluice = await runSluice(target);
+  const bullmq = flags.bullmq ? await flushThen(() => runBullmq(server!.port)) : undefined;
   process.stdout.write(`${JSON.stringify({ bench: 'global-cap', at: new Date().toISOString(), scenario, sluice, ...(bullmq ? { bullmqLimiter: bullmq } : {}) }, null, 2)}\n`);
 } finally {
-  await redis.dispose();
+  await (server ?? cluster)!.dispose();
+}
+
+/** `run` on an emptied redis-server (the sluice run's keys gone). */
+async function flushThen<T>(run: () => Promise<T>): Promise<T> {
+  const raw = new Redis(server!.port, '127.0.0.1');
+  await raw.flushall();
+  raw.disconnect();
+  return run();
 }
