@@ -36,8 +36,8 @@ export class FinishWatch {
 
   /**
    * Calls `wake` at each look that finds `jobId` finished or gone, until the returned function is called.
-   * `wake` may be called for a job that turns out unfinished (a failure between two attempts keeps its
-   * finish time): the caller reads the status, and it decides.
+   * `wake` may be called for a job that is no longer finished when its status is read (an operator
+   * retried it in between; BullMQ clears `finishedOn` then): the caller reads the status, and it decides.
    */
   watch(jobId: string, wake: () => void): () => void {
     let set = this.watchers.get(jobId);
