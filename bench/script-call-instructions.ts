@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { functionLibrary } from '../src/redis/lua-functions.js';
 import { resolveNamedIncludes } from '../src/redis/lua-includes.js';
-import { luaDir } from '../src/redis/scripts.js';
+import { luaDir } from '../src/redis/script-forms.js';
 import { startCallgrindRedis } from './lib/callgrind-redis.js';
 
 const { values: flags } = parseArgs({

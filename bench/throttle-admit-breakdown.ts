@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createSluice } from '../src/index.js';
-import { loadScripts } from '../src/redis/scripts.js';
+import { loadScripts } from '../src/redis/script-forms.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 
 const { values: flags } = parseArgs({

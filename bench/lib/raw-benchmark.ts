@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { parsePolicy, type PolicyInput } from '../../src/index.js';
 import { DecisionArgs } from '../../src/limiters/decision-args.js';
 import { specOf } from '../../src/limiters/policy.js';
-import { loadScripts } from '../../src/redis/scripts.js';
+import { loadScripts } from '../../src/redis/script-forms.js';
 
 const run = promisify(execFile);
 

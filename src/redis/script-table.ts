@@ -36,7 +36,7 @@ export interface ScriptShape {
   /**
    * A many-key script's KEYS and ARGV that the calls of one batch mostly have in common (a throttle's
    * own keys and limits): in a batch, a call whose full-length KEYS and ARGV repeat the previous call's
-   * at these names sends only the others (src/redis/scripts.ts, batchedManyLua).
+   * at these names sends only the others (src/redis/script-forms.ts, batchedManyLua).
    */
   readonly batchShared?: { readonly keys: readonly string[]; readonly argv: readonly string[] };
 }

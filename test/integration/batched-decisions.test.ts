@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { modelFor, parsePolicy, type PolicyInput, type Sluice } from '../../src/index.js';
 import { useBackend } from '../helpers/fixtures.js';
 import { scriptCallsIn } from '../helpers/script-calls.js';
-import { loadScripts } from '../../src/redis/scripts.js';
+import { loadScripts } from '../../src/redis/script-forms.js';
 import { until } from '../helpers/throttle-procs.js';
 
 const ctx = useBackend('single');

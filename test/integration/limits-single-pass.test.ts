@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePolicy, type Limiter } from '../../src/index.js';
 import type { PreparedCall } from '../../src/limiters/limiter.js';
 import { expandIncludes } from '../../src/redis/lua-includes.js';
-import { loadScripts, luaDir } from '../../src/redis/scripts.js';
+import { loadScripts, luaDir } from '../../src/redis/script-forms.js';
 import { useBackend } from '../helpers/fixtures.js';
 import { policies } from '../helpers/policy-arbitraries.js';
 

@@ -1,5 +1,5 @@
 // A batch of admissions sends a throttle's own keys and limits once while they stay the same
-// (script-table batchShared, src/redis/scripts.ts batchedManyLua): a call that repeats the previous
+// (script-table batchShared, src/redis/script-forms.ts batchedManyLua): a call that repeats the previous
 // call's sends only its lane's keys and its own arguments. Held here to the same submits sent one at a
 // time: the same replies and the same Redis state, key by key, with calls of two throttles, a plan,
 // tenants and a duplicate interleaved (each of them breaks or resumes the sharing). MONITOR shows the

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSluice, type Sluice } from '../../../src/index.js';
 import { KeyBuilder } from '../../../src/redis/keys.js';
 import { argvOf, keysOf } from '../../../src/redis/script-table.js';
-import { loadScripts } from '../../../src/redis/scripts.js';
+import { loadScripts } from '../../../src/redis/script-forms.js';
 import { ThrottleKeys } from '../../../src/throttle/keys.js';
 import { dispatchKeys } from '../../../src/throttle/lane-scripts.js';
 import { startCluster, type RedisCluster } from '../../helpers/redis-server.js';

@@ -5,7 +5,7 @@
 // (bench/global-cap.ts traces: ~9 ms against 2-3 ms).
 import { Cluster, type Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { loadScripts } from '../../../src/redis/scripts.js';
+import { loadScripts } from '../../../src/redis/script-forms.js';
 import { TOPOLOGIES, useBackend } from '../../helpers/fixtures.js';
 
 const fnOf = (name: string) => loadScripts().get(name)!.fn;

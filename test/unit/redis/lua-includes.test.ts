@@ -2,7 +2,7 @@
 // clear error, and every script the registry loads comes out with no include line left.
 import { describe, expect, it } from 'vitest';
 import { expandIncludes, resolveIncludes } from '../../../src/redis/lua-includes.js';
-import { loadScripts } from '../../../src/redis/scripts.js';
+import { loadScripts } from '../../../src/redis/script-forms.js';
 
 /** An include reader over an in-memory folder that records what was read. */
 function folder(files: Record<string, string>) {

@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { luaDir } from '../../../src/redis/scripts.js';
+import { luaDir } from '../../../src/redis/script-forms.js';
 
 /** The arguments of each `redis.call(...)` / `redis.pcall(...)` on `line` (one line each, as the scripts write them). */
 function callArguments(line: string): string[][] {

@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { luaDir } from '../../../src/redis/scripts.js';
+import { luaDir } from '../../../src/redis/script-forms.js';
 import { SCRIPT_NAMES, SCRIPT_TABLE, argvOf, keysOf, shapeOf, type ScriptName } from '../../../src/redis/script-table.js';
 
 interface Declared {
