@@ -6,7 +6,8 @@
 // all of a throttle's jobs in one pipeline (they share its hash tag: one slot on a cluster). A job found
 // finished or gone wakes its watchers, which read its whole status as usual. Each waiter reading its own
 // job's whole status on a timer of its own cost 20,000 waiters 0.27-0.31 of a core and Redis 0.1; the
-// look costs them 0.04-0.05 and 0.01 (docs/benchmarks.md, "Long-polls that wait").
+// look costs them 0.04-0.05 and 0.01 (docs/benchmarks.md, "Long-polls that wait";
+// docs/decisions/finish-watch.md).
 import type { Cluster, Redis } from 'ioredis';
 
 /** How often the jobs being waited on are looked at: bounds the delay a lost final event causes (ms). */
