@@ -19,20 +19,15 @@ export async function waitForJob(throttle: Waitable, jobId: string, options: { t
   const deadline = Date.now() + Math.max(0, options.timeoutMs);
   let wake: (() => void) | undefined;
   let signalled = false;
-  const unsubscribe = await throttle.events.subscribe(
-    (event) => {
-      if (!isFinal(event)) return;
-      signalled = true;
-      wake?.();
-    },
-    { jobId },
-  );
-  const onAbort = () => wake?.();
-  options.signal?.addEventListener('abort', onAbort);
-  const unwatch = throttle.watchFinish(jobId, () => {
+  // A final event, or the look finding the job finished or gone: read the status again.
+  const readAgain = () => {
     signalled = true;
     wake?.();
-  });
+  };
+  const unsubscribe = await throttle.events.subscribe((event) => isFinal(event) && readAgain(), { jobId });
+  const onAbort = () => wake?.();
+  options.signal?.addEventListener('abort', onAbort);
+  const unwatch = throttle.watchFinish(jobId, readAgain);
   try {
     for (;;) {
       signalled = false;
