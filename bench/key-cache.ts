@@ -1,5 +1,5 @@
 // Node CPU of the bounded per-key caches under churn (more callers than the cache holds): a limiter's key
-// cache (src/limiters/key-cache.ts) and the request memo (src/request/recent-map.ts), against the same
+// cache (src/limiters/key-cache.ts) and the request memo (src/cache/recent-map.ts), against the same
 // rule with the plain eviction (a fresh `map.keys().next()` per eviction, as both did before stop 27),
 // and a limiter's whole per-call preparation (Limiter.prepare: key, cache, deny cache, arguments; no
 // Redis call is made). Keys are drawn at random from `--keys` distinct ones (1: one hot key), `--hot`
@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { createSluice } from '../src/index.js';
 import { KeyCache } from '../src/limiters/key-cache.js';
-import { RecentMap } from '../src/request/recent-map.js';
+import { RecentMap } from '../src/cache/recent-map.js';
 import { PlainNearlyLru } from '../test/helpers/plain-eviction.js';
 
 const { values: flags } = parseArgs({

@@ -5,7 +5,12 @@
 // admits anything, and a call of the same cost cannot be allowed before T whatever other processes
 // do, since they can only use quota up (docs/algorithms.md, "Deny cache").
 //
+// Once full, a new identity is kept only when it was seen before, recently (src/cache/doorkeeper.ts):
+// an identity seen once gets an entry for its call that is not kept, so it evicts nobody, and a refusal
+// it is given is not remembered (its next call asks Redis, and is kept then).
+//
 // The raw identity is a Map key of this process only: never sent to Redis, never logged.
+import { Doorkeeper } from '../cache/doorkeeper.js';
 
 /** The refusal Redis gave a key: refuse calls of `cost` until `untilMs` (the cache's clock). */
 export interface Denial {
@@ -39,9 +44,20 @@ export class KeyCache {
    * next key is the oldest entry, and it passes each deleted slot once.
    */
   private oldest: IterableIterator<string> = this.entries.keys();
+  /** Made when the cache first fills (`admission: 'seen-twice'`); null: every identity is kept. */
+  private doorkeeper: Doorkeeper | null = null;
+  private readonly seenTwice: boolean;
 
-  constructor(readonly maxKeys: number = DEFAULT_KEY_CACHE_SIZE) {
+  /**
+   * `admission`: 'seen-twice' (default) keeps a new identity in a full cache only on its second recent
+   * sighting; 'always' keeps every identity (and evicts for it).
+   */
+  constructor(
+    readonly maxKeys: number = DEFAULT_KEY_CACHE_SIZE,
+    admission: 'seen-twice' | 'always' = 'seen-twice',
+  ) {
     if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new RangeError('maxKeys: an integer >= 1');
+    this.seenTwice = admission === 'seen-twice';
   }
 
   get size(): number {
@@ -69,9 +85,14 @@ export class KeyCache {
     return e;
   }
 
-  /** A new entry for `id` (not in the cache): the oldest entry goes when the cache is full. */
+  /**
+   * A new entry for `id` (not in the cache). A full cache keeps it only when the doorkeeper lets it in,
+   * and then its oldest entry goes; else the entry is this call's only.
+   */
   add(id: string, redisKey: string): KeyEntry {
-    const e: KeyEntry = { redisKey, denial: undefined, movedAt: ++this.moves };
+    const e: KeyEntry = { redisKey, denial: undefined, movedAt: 0 };
+    if (this.entries.size >= this.maxKeys && this.seenTwice && !(this.doorkeeper ??= new Doorkeeper(this.maxKeys)).admits(id)) return e;
+    e.movedAt = ++this.moves;
     this.entries.set(id, e);
     if (this.entries.size > this.maxKeys) this.evictOldest();
     return e;

@@ -14,7 +14,7 @@ import { policyInputOf } from './policy-map.js';
 import { compileQueue, type QueueRule } from './queues.js';
 import type { RequestInfo } from '../request/request-info.js';
 import { compileHttp, defaultHash, type DescriptorOptions, type HttpRules } from './request.js';
-import { RecentMap } from '../request/recent-map.js';
+import { RecentMap } from '../cache/recent-map.js';
 import { defaultRuleName, ruleIdOf, type PathStep } from './rule-id.js';
 import type { FieldPath } from './source-map.js';
 import { slotKeyOf } from './slot-key.js';

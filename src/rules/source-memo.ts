@@ -2,7 +2,7 @@
 // client network of a peer address and its X-Forwarded-For; the route group of a method and path),
 // worked out once per distinct input instead of on every request. Bounded, nearly least recently used
 // first out (RecentMap). Never for a secret: its inputs (an API key) would be Map keys.
-import { RecentMap } from '../request/recent-map.js';
+import { RecentMap } from '../cache/recent-map.js';
 
 /** Default bound: an address or a path and its answer, a few hundred bytes each. */
 export const DEFAULT_SOURCE_MEMO_SIZE = 4_096;

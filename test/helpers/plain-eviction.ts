@@ -1,4 +1,4 @@
-// The rule of the bounded per-key caches (src/limiters/key-cache.ts, src/request/recent-map.ts) with the
+// The rule of the bounded per-key caches (src/limiters/key-cache.ts, src/cache/recent-map.ts) with the
 // plain eviction they had before stop 27: a fresh `keys().next()` per eviction, which scans every deleted
 // slot from the Map's start. The reference the eviction cursor is held to (test/unit/eviction-cursor.test.ts)
 // and measured against (bench/key-cache.ts).

@@ -20,8 +20,8 @@ describe('KeyCache', () => {
     }
   });
 
-  it('drops a key no longer used once maxKeys other keys came after it', () => {
-    const cache = new KeyCache(10);
+  it('drops a key no longer used once maxKeys other keys came after it (admission: always)', () => {
+    const cache = new KeyCache(10, 'always');
     entryOf(cache, 'cold');
     for (let i = 0; i < 9; i++) entryOf(cache, `k${i}`);
     expect(cache.get('cold')).toBeDefined();
@@ -36,6 +36,34 @@ describe('KeyCache', () => {
       for (let i = 0; i < 4; i++) entryOf(cache, `r${round}-${i}`);
       expect(cache.get('k'), `round ${round}`).toBe(used);
       for (let i = 4; i < 5 + (round % 4); i++) entryOf(cache, `r${round}-${i}`);
+    }
+  });
+
+  it('once full, keeps a new key only on its second sighting, and a key seen once evicts nobody', () => {
+    const cache = new KeyCache(10);
+    for (let i = 0; i < 10; i++) entryOf(cache, `k${i}`);
+    // 1,000 callers seen once each: each gets an entry for its call, none is kept, none of the ten leaves.
+    for (let i = 0; i < 1_000; i++) {
+      const e = entryOf(cache, `once${i}`);
+      expect(e.redisKey).toBe(`redis:once${i}`);
+      expect(cache.get(`once${i}`)).toBeUndefined();
+    }
+    for (let i = 0; i < 10; i++) expect(cache.get(`k${i}`), `k${i}`).toBeDefined();
+    // A caller that comes back is kept on its second call, in the oldest entry's place.
+    expect(cache.get('back')).toBeUndefined();
+    entryOf(cache, 'back');
+    expect(cache.get('back')).toBeUndefined();
+    const kept = entryOf(cache, 'back');
+    expect(cache.get('back')).toBe(kept);
+    expect(cache.size).toBe(10);
+    expect(cache.get('k0')).toBeUndefined();
+  });
+
+  it('while it has room, keeps every key at once', () => {
+    const cache = new KeyCache(10);
+    for (let i = 0; i < 10; i++) {
+      const e = entryOf(cache, `k${i}`);
+      expect(cache.get(`k${i}`)).toBe(e);
     }
   });
 });

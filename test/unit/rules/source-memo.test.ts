@@ -22,13 +22,15 @@ describe('SourceMemo', () => {
     of('a');
     of('b');
     of('a'); // a is now the most recent
-    of('c'); // drops b
+    of('c'); // first seen while full: computed, not kept
+    expect(calls).toBe(3);
+    of('c'); // seen again: kept, and b is dropped
     expect(memo.size).toBe(2);
-    expect(calls).toBe(3);
-    of('a');
-    expect(calls).toBe(3);
-    of('b');
     expect(calls).toBe(4);
+    of('a');
+    expect(calls).toBe(4);
+    of('b');
+    expect(calls).toBe(5);
     expect(() => new SourceMemo(0)).toThrow(RangeError);
   });
 });

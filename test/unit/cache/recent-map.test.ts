@@ -2,7 +2,7 @@
 // per maxKeys / 2 others, though a hit moves it only now and then.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RecentMap } from '../../../src/request/recent-map.js';
+import { RecentMap } from '../../../src/cache/recent-map.js';
 
 describe('RecentMap', () => {
   it('computes a key once, undefined values included, and stays within maxKeys', () => {
@@ -39,8 +39,8 @@ describe('RecentMap', () => {
     );
   });
 
-  it('drops the key least recently moved when full', () => {
-    const map = new RecentMap<string>(2);
+  it('drops the key least recently moved when full (admission: always)', () => {
+    const map = new RecentMap<string>(2, 'always');
     let calls = 0;
     const of = (k: string) => map.of(k, () => (calls++, k.toUpperCase()));
     of('a');
@@ -52,5 +52,24 @@ describe('RecentMap', () => {
     expect(calls).toBe(3);
     of('b');
     expect(calls).toBe(4);
+  });
+
+  it('once full, keeps a new key only on its second sighting: a key seen once is computed for its caller and evicts nobody', () => {
+    const map = new RecentMap<string>(4);
+    let calls = 0;
+    const of = (k: string) => map.of(k, () => (calls++, k.toUpperCase()));
+    for (const k of ['a', 'b', 'c', 'd']) of(k);
+    for (let i = 0; i < 500; i++) expect(of(`once${i}`)).toBe(`ONCE${i}`);
+    expect(calls).toBe(504);
+    for (const k of ['a', 'b', 'c', 'd']) of(k);
+    expect(calls).toBe(504);
+    of('e');
+    of('e'); // kept now, in a's place (the oldest)
+    expect(calls).toBe(506);
+    of('e');
+    expect(calls).toBe(506);
+    expect(map.size).toBe(4);
+    of('a');
+    expect(calls).toBe(507);
   });
 });

@@ -5,7 +5,10 @@
 // hit made each request of a hot key a Map delete and insert, whose churn (the Map's table rehashed
 // as deleted slots pile up) was ~4 % of a three-rule request's CPU and its garbage (issue 12 item 1).
 // An entry leaves only after maxKeys - 1 moves since its own last move, so one used at least once
-// per maxKeys / 2 others is never dropped. Holds raw request keys: process memory only, never logged.
+// per maxKeys / 2 others is never dropped. Once full, a new key is kept only when it was seen before,
+// recently (Doorkeeper): a key seen once is computed for its request and not kept, so it evicts nobody.
+// Holds raw request keys: process memory only, never logged.
+import { Doorkeeper } from './doorkeeper.js';
 
 interface Slot<V> {
   value: V;
@@ -23,9 +26,20 @@ export class RecentMap<V> {
    * oldest entry, and it passes each deleted slot once.
    */
   private oldest: IterableIterator<string> = this.slots.keys();
+  /** Made when the map first fills (`admission: 'seen-twice'`); null: every key is kept. */
+  private doorkeeper: Doorkeeper | null = null;
+  private readonly seenTwice: boolean;
 
-  constructor(readonly maxKeys: number) {
+  /**
+   * `admission`: 'seen-twice' (default) keeps a new key in a full map only on its second recent sighting;
+   * 'always' keeps every key (and evicts for it).
+   */
+  constructor(
+    readonly maxKeys: number,
+    admission: 'seen-twice' | 'always' = 'seen-twice',
+  ) {
     if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new RangeError('maxKeys: an integer >= 1');
+    this.seenTwice = admission === 'seen-twice';
   }
 
   /** The value of `key`, computed by `compute` (and kept) on a miss; undefined values are kept too. */
@@ -41,6 +55,7 @@ export class RecentMap<V> {
       return slot.value;
     }
     const value = compute(key);
+    if (slots.size >= this.maxKeys && this.seenTwice && !(this.doorkeeper ??= new Doorkeeper(this.maxKeys)).admits(key)) return value;
     slots.set(key, { value, movedAt: ++this.moves });
     if (slots.size > this.maxKeys) {
       let next = this.oldest.next();
