@@ -13,7 +13,12 @@ export default class SummaryReporter implements Reporter {
       for (const t of m.children.allTests()) {
         const state = t.result().state;
         const retries = t.diagnostic()?.retryCount ?? 0;
-        if (state === 'passed' && retries > 0) retried.push(`${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName} (${retries} retr${retries === 1 ? 'y' : 'ies'})`);
+        if (state === 'passed' && retries > 0) {
+          // What the failed tries said (vitest keeps their errors on a test that passed on a retry): the
+          // first lines, so a CI log tells which assertion lost the race.
+          const said = (t.result().errors ?? []).map((e) => `      ${String(e.message ?? e).split('\n').slice(0, 3).join(' | ').slice(0, 400)}`);
+          retried.push([`${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName} (${retries} retr${retries === 1 ? 'y' : 'ies'})`, ...said].join('\n'));
+        }
         if (state === 'passed') passed++;
         else if (state === 'failed') failed++;
         else skipped++;
