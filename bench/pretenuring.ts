@@ -4,7 +4,7 @@
 // they allocated survives the first scavenge, and V8 may decide to allocate at those sites in the old
 // generation for good ("tenure"): from then on each request's objects are promoted, and the process
 // pays for it on every request. `sluice serve` / `worker` / `dev` turn that decision off
-// (src/cli/main.ts); an app that embeds the middleware can with NODE_OPTIONS.
+// (src/cli/main.ts); an app that embeds the middleware can too (docs/operations.md).
 // Each run is a fresh child process (this file again, --role child), cold, alternated with and without
 // --no-allocation-site-pretenuring, against one private redis-server; a child measures its Node CPU per
 // request over `--duration` seconds after a 2 s start and reads V8's GC trace (--trace-gc-nvp) for the bytes

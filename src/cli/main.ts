@@ -9,7 +9,7 @@
 // rules, 6 cold starts in 8 ended that way (~638 kB promoted per scavenge instead of ~46 kB), and the
 // median Node CPU per request was 17.5 µs against 14.3 with the decision off (bench/pretenuring.ts,
 // docs/benchmarks.md). Set before the program's modules are loaded; an app that embeds the middleware
-// can set it with NODE_OPTIONS (docs/operations.md).
+// can do the same, or start node with the flag (NODE_OPTIONS refuses it; docs/operations.md).
 import { setFlagsFromString } from 'node:v8';
 
 setFlagsFromString('--no-allocation-site-pretenuring');
