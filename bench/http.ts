@@ -3,7 +3,10 @@
 // without the deny cache), the peers in the same run (express-rate-limit + rate-limit-redis never
 // blocking and nearly always blocking; rate-limiter-flexible as a middleware nearly always refusing),
 // and the submit endpoint's admissions per second — on a private redis-server.
-//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000] [--variants bare,policy,...] [--base DIR]
+//   npx tsx bench/http.ts [--duration 5] [--warmup 2] [--reps 2] [--connections 50] [--keys 100000] [--callers 1] [--variants bare,policy,...] [--base DIR]
+// --callers N (N > 1): each /hello request comes from one of N client addresses drawn at random, in an
+// X-Forwarded-For header that every server trusts from loopback (express's `trust proxy`, the rules'
+// `trusted_proxies`): an API with many callers, where the per-key caches no longer hold every client.
 // --base DIR: another checkout of sluice (a copy of an older commit, node_modules in place); each
 // variant but bare also runs from it (`<variant>@base`, interleaved with the others): before/after in one run.
 // The load generator (autocannon, in this process) never shares a process with a server: each server
@@ -66,6 +69,7 @@ const { values: flags } = parseArgs({
     reps: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     keys: { type: 'string', default: '100000' },
+    callers: { type: 'string', default: '1' },
     variants: { type: 'string' },
     /** Another checkout of sluice (its npm ci done): each non-bare variant also runs from it, as `<variant>@base`, interleaved with this tree's. */
     base: { type: 'string' },
@@ -94,15 +98,19 @@ const SMALL_WINDOW = { algorithm: 'fixed-window', limit: 100, windowMs: 600_000,
 // RULES_YAML (two rules) and RULES3_YAML (three) match every /hello request: bench/lib/hello-rules.ts.
 
 
-if (flags.role === 'server') await serve(flags.variant as Variant, flags.redis!);
+if (flags.role === 'server') await serve(flags.variant as Variant, flags.redis!, Number(flags.callers));
 else await bench();
 
 // --- server child -----------------------------------------------------------------------------------
 
-async function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice, redisUrl: string): Promise<Express> {
+async function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice, redisUrl: string, callers: number): Promise<Express> {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  // Many callers arrive through a proxy on loopback: req.ip (policy mode, the peers) and the rules' ip
+  // source read the forwarded address, for every variant alike.
+  const viaProxy = (yaml: string) => (callers > 1 ? yaml.replace('http:\n  domain: bench\n', 'http:\n  domain: bench\n  trusted_proxies: ["127.0.0.1/32"]\n') : yaml);
+  if (callers > 1) app.set('trust proxy', 'loopback');
   const hello = (_req: express.Request, res: express.Response) => {
     res.json({ hello: 'world' });
   };
@@ -111,8 +119,8 @@ async function helloApp(variant: Exclude<Variant, 'submit'>, sluice: Sluice, red
   const metrics = new Metrics();
   let mw: express.RequestHandler | undefined;
   if (variant === 'policy') mw = decisionMiddleware(sluice, { policy: HUGE_WINDOW, logger, metrics });
-  if (variant === 'rules') mw = decisionMiddleware(sluice, { rules: parseRules(RULES_YAML, { filename: 'bench.yaml' }), logger, metrics });
-  if (variant === 'rules3') mw = decisionMiddleware(sluice, { rules: parseRules(RULES3_YAML, { filename: 'bench3.yaml' }), logger, metrics });
+  if (variant === 'rules') mw = decisionMiddleware(sluice, { rules: parseRules(viaProxy(RULES_YAML), { filename: 'bench.yaml' }), logger, metrics });
+  if (variant === 'rules3') mw = decisionMiddleware(sluice, { rules: parseRules(viaProxy(RULES3_YAML), { filename: 'bench3.yaml' }), logger, metrics });
   if (variant === 'refused') mw = decisionMiddleware(sluice, { policy: SMALL_WINDOW, logger, metrics });
   if (variant === 'refused-nocache') mw = decisionMiddleware(sluice, { policy: SMALL_WINDOW, logger, metrics, denyCache: false });
   if (variant === 'erl' || variant === 'erl-refused') mw = await erlMiddleware(redisUrl, variant === 'erl' ? 1e9 : 100);
@@ -153,14 +161,14 @@ async function rlfMiddleware(redisUrl: string, points: number): Promise<express.
 }
 
 /** Runs one variant on a free loopback port; prints `{"port":N}` on stdout; answers `cpu` over IPC; exits on SIGTERM. */
-async function serve(variant: Variant, redisUrl: string): Promise<void> {
+async function serve(variant: Variant, redisUrl: string, callers: number): Promise<void> {
   if (!VARIANTS.includes(variant)) throw new Error(`--variant: one of ${VARIANTS.join(', ')}`);
   const sluice = createSluice({ redis: redisUrl, prefix: 'bench' });
   const rules = parseRules(RULES_YAML, { filename: 'bench.yaml' });
   const app =
     variant === 'submit'
       ? createApp({ sluice, rules: { current: () => rules }, metrics: new Metrics(), logger: pino({ level: 'silent' }) })
-      : await helloApp(variant, sluice, redisUrl);
+      : await helloApp(variant, sluice, redisUrl, callers);
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
@@ -186,10 +194,11 @@ interface Child {
   cpuUs(): Promise<number>;
 }
 
-async function startChild(variant: Variant, redisUrl: string, baseDir?: string): Promise<Child> {
+async function startChild(variant: Variant, redisUrl: string, callers: number, baseDir?: string): Promise<Child> {
   const script = baseDir ? join(baseDir, 'bench', 'http.ts') : fileURLToPath(import.meta.url);
   // process.execArgv carries tsx's loader, so the child runs this TypeScript file the same way.
-  const child = spawn(process.execPath, [...process.execArgv, script, '--role', 'server', '--variant', variant, '--redis', redisUrl], {
+  // (--callers only when > 1: a --base tree from before it knows no such flag.)
+  const child = spawn(process.execPath, [...process.execArgv, script, '--role', 'server', '--variant', variant, '--redis', redisUrl, ...(callers > 1 ? ['--callers', String(callers)] : [])], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -238,7 +247,13 @@ interface Run {
  * `maxMs`), timed here with a nanosecond histogram. autocannon's histogram has whole milliseconds only,
  * too coarse for what a middleware adds to an idle server.
  */
-async function probe(child: Child, count: number, maxMs: number, keys: number): Promise<{ p50: number; p99: number; requests: number }> {
+/** A random client address of `callers` (10.x.y.z), as a proxy on loopback forwards it. */
+function callerAddress(callers: number): string {
+  const i = (Math.random() * callers) | 0;
+  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+}
+
+async function probe(child: Child, count: number, maxMs: number, keys: number, callers: number): Promise<{ p50: number; p99: number; requests: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const hist = createHistogram({ lowest: 1, highest: 60e9, figures: 3 });
   const submit = child.variant === 'submit';
@@ -256,7 +271,7 @@ async function probe(child: Child, count: number, maxMs: number, keys: number): 
             port: child.port,
             method: submit ? 'POST' : 'GET',
             path: submit ? '/v1/queues/bench/jobs' : '/hello',
-            headers: submit ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body!) } : {},
+            headers: submit ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body!) } : callers > 1 ? { 'x-forwarded-for': callerAddress(callers) } : {},
           },
           (res) => {
             res.resume();
@@ -277,8 +292,16 @@ async function probe(child: Child, count: number, maxMs: number, keys: number): 
   return { p50: ms(hist.percentile(50)), p99: ms(hist.percentile(99)), requests: done };
 }
 
-async function load(child: Child, seconds: number, connections: number, keys: number): Promise<LoadResult> {
+async function load(child: Child, seconds: number, connections: number, keys: number, callers: number): Promise<LoadResult> {
   const url = `http://127.0.0.1:${child.port}`;
+  if (child.variant !== 'submit' && callers > 1) {
+    return autocannon({
+      url,
+      connections,
+      duration: seconds,
+      requests: [{ method: 'GET', path: '/hello', headers: {}, setupRequest: (req) => ({ ...req, headers: { ...(req.headers as object), 'x-forwarded-for': callerAddress(callers) } }) }],
+    });
+  }
   if (child.variant !== 'submit') return autocannon({ url: `${url}/hello`, connections, duration: seconds });
   let n = 0;
   return autocannon({
@@ -303,6 +326,8 @@ async function bench(): Promise<void> {
   const reps = Number(flags.reps);
   const connections = Number(flags.connections);
   const keys = Number(flags.keys);
+  const callers = Number(flags.callers);
+  if (!(Number.isInteger(callers) && callers >= 1 && callers <= 16_777_216)) throw new Error('--callers: 1 .. 16777216');
   if (!(durationS > 0 && durationS <= 30)) throw new Error('--duration: seconds in (0, 30]');
   if (!(warmupS >= 0 && warmupS <= 10)) throw new Error('--warmup: seconds in [0, 10]');
   if (!(reps >= 1 && reps <= 5)) throw new Error('--reps: 1 .. 5');
@@ -325,11 +350,11 @@ async function bench(): Promise<void> {
   const raw = new Redis(server.port, '127.0.0.1');
   const children: Child[] = [];
   try {
-    for (const v of variants) children.push(await startChild(v, server.url));
+    for (const v of variants) children.push(await startChild(v, server.url, callers));
     // The --base checkout's servers: sluice's hello variants (bare and the peers are the same code in both; not submit).
-    if (flags.base) for (const v of baseVariants) children.push(await startChild(v, server.url, flags.base));
+    if (flags.base) for (const v of baseVariants) children.push(await startChild(v, server.url, callers, flags.base));
     log(`servers up (redis ${server.port}); warming up ${warmupS} s each`);
-    for (const c of children) if (warmupS > 0) await load(c, warmupS, connections, keys);
+    for (const c of children) if (warmupS > 0) await load(c, warmupS, connections, keys, callers);
 
     const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
     const runs: Run[] = [];
@@ -339,11 +364,11 @@ async function bench(): Promise<void> {
     for (let rep = 1; rep <= reps; rep++) {
       const shift = (rep - 1) % hello.length;
       for (const c of [...hello.slice(shift), ...hello.slice(0, shift), ...(submitChild ? [submitChild] : [])]) {
-        const unloaded = await probe(c, 2_000, 3_000, keys);
+        const unloaded = await probe(c, 2_000, 3_000, keys, callers);
         // CPU is read around the load run only, so it is divided by the requests it served.
         const cpu0 = await c.cpuUs();
         const redis0 = await redisCpuSeconds(() => raw.info('cpu'));
-        const r = await load(c, durationS, connections, keys);
+        const r = await load(c, durationS, connections, keys, callers);
         const cpu1 = await c.cpuUs();
         const redis1 = await redisCpuSeconds(() => raw.info('cpu'));
         const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]));
@@ -446,7 +471,7 @@ async function bench(): Promise<void> {
     const redisVersion = /redis_version:(\S+)/.exec(await raw.info('server'))?.[1];
     const result = {
       bench: 'http',
-      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys} --variants ${variants.join(',')}${flags.base ? ` --base ${flags.base}` : ''}`,
+      command: `npx tsx bench/http.ts --duration ${durationS} --warmup ${warmupS} --reps ${reps} --connections ${connections} --keys ${keys}${callers > 1 ? ` --callers ${callers}` : ''} --variants ${variants.join(',')}${flags.base ? ` --base ${flags.base}` : ''}`,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, redis: redisVersion, platform: `${os.platform()} ${os.release()}`, loadAvg1m5m15m: { before: loadBefore, after: loadAfter } },
       setup: {
         connections,
@@ -463,6 +488,7 @@ async function bench(): Promise<void> {
         rlf: 'rate-limiter-flexible 11.4.0 RateLimiterRedis (ioredis) as a middleware: 100 points per 60 s per req.ip, 429 + Retry-After',
         logging: 'sluice variants get a pino logger (to /dev/null) and a Metrics instance, as sluice serve would',
         submit: `POST /v1/queues/bench/jobs, ${keys} distinct body keys in turn, rate 10/s and capacity 100 per key, no workers`,
+        callers: callers > 1 ? `each /hello request from one of ${callers} addresses drawn at random, in X-Forwarded-For, trusted from loopback by every server` : 'one (every request from 127.0.0.1)',
       },
       summary: {
         bare: {
