@@ -4,6 +4,7 @@
 // just before the start instant it chose, and the worker starts it at that instant.
 // A throttle with `shards` > 1 is N such throttles of N hash tags (src/throttle/shards.ts); this one then
 // routes each call to the shard of its lane or job, and its workers divide the global cap (share-allocator.ts).
+// A submit's own parts (what it takes and answers, the parked job's texts, a reply's result): submit.ts.
 import { Queue } from 'bullmq';
 import { Cluster, type Redis } from 'ioredis';
 import { SluiceError, isSluiceError } from '../errors.js';
@@ -15,67 +16,23 @@ import { parseThrottleConfig, timingOf, type ThrottleConfig, type ThrottleConfig
 import type { ThrottleContext } from './context.js';
 import { jobStatusOf, type JobData, type JobStatus } from './job-status.js';
 import { ThrottleKeys, laneMember } from './keys.js';
-import { LaneScripts, type AdmitReply, type Park } from './lane-scripts.js';
+import { LaneScripts, type AdmitReply } from './lane-scripts.js';
 import { laneLimitsOf, planOf, type LaneLimits } from './lane-limits.js';
 import { LaneVariants } from './lane-variants.js';
 import { payloadJson } from './payload.js';
 import { passGate } from './pass-gate.js';
 import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
-import { EVENT_STREAM_MAXLEN, JobEventStream, ShardedJobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
+import { JobEventStream, ShardedJobEventStream, appendJobEvent, type JobEventDetail, type JobEventType } from './events.js';
 import { waitForJob } from './wait.js';
 import { FinishWatch } from './finish-watch.js';
-import { quotaCounterSuffix, quotaWindows, type QuotaConfig, type QuotaUse } from './quota.js';
+import { quotaCounterSuffix, quotaWindows, type QuotaUse } from './quota.js';
 import { Callbacks } from './callbacks.js';
 import { shardOfJob, shardOfLane } from './shards.js';
 import { ShareAllocator } from './share-allocator.js';
+import { observeSubmit, parkOf, submitResultOf, type QuotaView, type SubmitOptions, type SubmitResult } from './submit.js';
 
-export interface SubmitOptions extends IdentityOptions {
-  /** Units of the lane's capacity and rate this job uses (integer >= 1, default 1). */
-  cost?: number;
-  /** Idempotency key: the same id submitted twice is admitted once; the second call returns the first job. */
-  id?: string;
-  /** Admit at this instant (epoch ms) instead of Redis TIME: tests and simulations. */
-  nowMs?: number;
-  /** The tenant the job belongs to (kept in the job; job(id, { tenant }) answers only to it). */
-  tenant?: string;
-  /** The plan whose lane settings apply (one of the config's plans; else the default plan). */
-  plan?: string;
-  /**
-   * POST the job's outcome here (signed, retried) once it completed or failed for good. Not checked
-   * against an allow-list here (the HTTP layer does that): only its addresses, at each delivery —
-   * loopback, link-local and private ones are refused unless `callbackPrivateAllowed`.
-   */
-  callbackUrl?: string;
-  callbackPrivateAllowed?: boolean;
-}
-
-export type SubmitResult =
-  | {
-      admitted: true;
-      jobId: string;
-      /** Predicted start, epoch ms (Redis time). */
-      startsAtMs: number;
-      /** Jobs ahead of this one in its lane. */
-      position: number;
-      /** True when this was a repeated idempotency key: the result describes the first job. */
-      duplicate?: boolean;
-    }
-  | {
-      admitted: false;
-      /** `quota_exhausted`: a refusing spend quota's window is spoken for (see `quota`). */
-      reason: 'queue_full' | 'wait_too_long' | 'quota_exhausted';
-      /**
-       * Exact ms until a submit of the same cost would be admitted, if the lane drains on schedule (a
-       * quota: until its window resets).
-       */
-      retryAfterMs: number;
-      /** The spend quota that refused (reason `quota_exhausted`). */
-      quota?: Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'>;
-      capacity: number;
-      /** Cost units the lane holds now: queued, or handed to a worker and not started yet. */
-      queued: number;
-    };
+export type { SubmitOptions, SubmitResult } from './submit.js';
 
 export interface LaneInfo {
   /** Queued cost units (admitted, not yet started). */
@@ -118,6 +75,8 @@ export class Throttle {
   private allocatorCache: ShareAllocator | undefined;
   /** A shard's sibling shards, itself included: a pause of the whole throttle holds them all. */
   private siblings: readonly Throttle[] | undefined;
+  /** quotaOf for a submit's reply (made once, not per submit). */
+  private readonly quotaView = (index: number): QuotaView => this.quotaOf(index);
 
   /** @internal Made by `sluice.throttle(name, config)` (`shard`: one shard of a sharded throttle). */
   constructor(
@@ -326,16 +285,7 @@ export class Throttle {
     const what = this.submitWhat;
     // The admission writes the job too, parked in BullMQ's delayed set (lua/throttle-admit.lua): one
     // atomic call, so no job ever lacks its lane unit and no unit its job, whatever fails in between.
-    const laneJson = JSON.stringify(laneId);
-    const park: Park = {
-      name: this.name,
-      dataHead: `{"l":${laneJson},"c":${cost},"p":${payloadText}`,
-      dataTail: dataTailOf(options.tenant, plan, options),
-      optsTail: this.optsTail,
-      parkMs: PARK_MS,
-      eventHead: options.tenant === undefined ? `{"lane":${laneJson}` : `{"lane":${laneJson},"tenant":${JSON.stringify(options.tenant)}`,
-      eventMaxLen: EVENT_STREAM_MAXLEN,
-    };
+    const park = parkOf(this.name, laneId, cost, payloadText, plan, this.optsTail, options);
     const lanes = this.variants.admit(limits);
     const now = nowArg(options.nowMs);
     const idempotent = options.id !== undefined;
@@ -354,47 +304,10 @@ export class Throttle {
       reply = await lanes.admit(laneId, jobId, cost, idempotent, now, plan ?? '', park, { ms: left, what });
     }
     const observer = this.ctx.observer;
-    if (observer) this.observe(observer, reply, cost);
-    switch (reply.kind) {
-      case 'queue_full':
-      case 'wait_too_long':
-      case 'quota_exhausted':
-        return {
-          admitted: false,
-          reason: reply.kind,
-          retryAfterMs: Math.ceil(reply.retryUs / 1000),
-          capacity: limits.capacity,
-          queued: reply.depth,
-          ...(reply.kind === 'quota_exhausted' ? { quota: this.quotaOf(reply.quota) } : {}),
-        };
-      case 'queued-duplicate':
-        // Its job is there: the first submit wrote it with the admission (or this one did, when an older
-        // version's submitter died between its admission and its enqueue).
-        return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position, duplicate: true };
-      case 'finished-duplicate': {
-        const job = await this.withinDeadline('submit', () => this.queue!.getJob(jobId));
-        return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
-      }
-      case 'admitted':
-        // The 'admitted' event was written by the script, before any worker could start the job.
-        return { admitted: true, jobId, startsAtMs: Math.ceil(reply.startUs / 1000), position: reply.position };
-    }
-  }
-
-  /** What a submit tells the observer (metrics): its outcome, wait, lane depth, a quota refusal. */
-  private observe(observer: NonNullable<ThrottleContext['observer']>, reply: AdmitReply, cost: number): void {
-    observer.onSubmit?.({
-      queue: this.name,
-      outcome: reply.kind === 'admitted' ? 'admitted' : reply.kind === 'queued-duplicate' || reply.kind === 'finished-duplicate' ? 'duplicate' : reply.kind,
-      cost,
-      ...(reply.kind === 'admitted' ? { waitMs: (reply.startUs - reply.nowUs) / 1000 } : {}),
-    });
-    if (reply.kind === 'quota_exhausted') {
-      const q = this.quotaOf(reply.quota);
-      observer.onQuotaRefusal?.({ queue: this.name, scope: q.scope, period: q.period });
-    }
-    if (reply.kind === 'admitted') observer.onLaneDepth?.({ queue: this.name, depth: reply.position + 1 });
-    else if (reply.kind === 'queue_full') observer.onLaneDepth?.({ queue: this.name, depth: reply.depth });
+    if (observer) observeSubmit(observer, this.name, reply, cost, this.quotaView);
+    if (reply.kind !== 'finished-duplicate') return submitResultOf(reply, jobId, limits.capacity, this.quotaView);
+    const job = await this.withinDeadline('submit', () => this.queue!.getJob(jobId));
+    return { admitted: true, jobId, startsAtMs: job?.data?.s ?? Math.ceil(reply.nowUs / 1000), position: 0, duplicate: true };
   }
 
   /**
@@ -453,7 +366,7 @@ export class Throttle {
   }
 
   /** The configured spend quota at `index` (as a refusal names it). @internal */
-  quotaOf(index: number): Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'> {
+  quotaOf(index: number): QuotaView {
     const q = this.config.quotas?.[index];
     if (!q) throw new SluiceError('SLUICE_ERR_SCRIPT', `throttle '${this.name}' has no quota ${index}`);
     return { scope: q.scope, period: q.period, unit: q.unit, limit: q.limit, timeZone: q.timeZone };
@@ -598,18 +511,6 @@ export class Throttle {
     });
   }
 
-}
-
-/**
- * The job data JSON after its predicted start: its tenant and plan (absent when none: old jobs and the
- * library without tenants), its callback; the closing brace. The fields of JobData, in its order.
- */
-function dataTailOf(tenant: string | undefined, plan: string | undefined, options: SubmitOptions): string {
-  let tail = '';
-  if (tenant !== undefined) tail += `,"t":${JSON.stringify(tenant)}`;
-  if (plan !== undefined) tail += `,"pl":${JSON.stringify(plan)}`;
-  if (options.callbackUrl !== undefined) tail += `,"cb":${JSON.stringify(options.callbackUrl)}${options.callbackPrivateAllowed ? ',"cbp":1' : ''}`;
-  return tail + '}';
 }
 
 function nowArg(nowMs: number | undefined): string {
