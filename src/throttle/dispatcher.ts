@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { ThrottleKeys } from './keys.js';
 import type { DispatchReply, LaneScripts } from './lane-scripts.js';
+import { redisClock, wallMs, type RedisClock } from './redis-clock.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -54,6 +55,8 @@ export interface DispatcherDeps {
   /** The dispatch horizon (µs): a round hands out the starts due within it. */
   horizonUs: number;
   onError?: (error: unknown) => void;
+  /** The process's view of Redis's clock, which every round's reply refines (default: the process's one). */
+  clock?: RedisClock;
 }
 
 export class Dispatcher {
@@ -159,7 +162,14 @@ export class Dispatcher {
         // hands out at most MAX_OUTSTANDING less what is out, counted inside the round (one call, and
         // exact however many dispatchers run), or none, and its next instant says to look again 2 ms later.
         const bounded = this.workers > 0 && Date.now() < this.behindUntilMs;
+        const sent = wallMs();
         reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND, '', bounded ? { maxOutstanding: MAX_OUTSTANDING, forgottenUs: FORGOTTEN_US } : undefined);
+        // A round's reply carries Redis's TIME, read after the call left: one more bound on the clock
+        // offset the workers start jobs by (src/throttle/redis-clock.ts). Only the gate's calls taught it
+        // before, and at a worker's start its first few, made while the process and Redis are busiest,
+        // can put its starts early by their latency (in CI a 1 s window once held 21 starts at 20/s as two
+        // workers came up to a backlog: not traced, and this is the one early-start path known).
+        (this.deps.clock ?? redisClock).sample(sent, reply.nowUs);
         this.handOut(reply);
         if (this.waiters.size > 0) await this.lookForWaiters(reply.nowUs);
       } catch (error) {
