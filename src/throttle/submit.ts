@@ -29,7 +29,7 @@ export interface SubmitOptions extends IdentityOptions {
   callbackPrivateAllowed?: boolean;
 }
 
-/** A spend quota as a refusal names it. */
+/** A spend quota as a refusal names it (SubmitResult's `quota`). @internal */
 export type QuotaView = Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'>;
 
 export type SubmitResult =
@@ -53,7 +53,7 @@ export type SubmitResult =
        */
       retryAfterMs: number;
       /** The spend quota that refused (reason `quota_exhausted`). */
-      quota?: QuotaView;
+      quota?: Pick<QuotaConfig, 'scope' | 'period' | 'unit' | 'limit' | 'timeZone'>;
       capacity: number;
       /** Cost units the lane holds now: queued, or handed to a worker and not started yet. */
       queued: number;
