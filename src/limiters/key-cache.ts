@@ -29,7 +29,7 @@ export interface KeyEntry {
   movedAt: number;
 }
 
-/** Default bound of one limiter's cache: ~150 B per entry, so about 1.5 MB at most. */
+/** Default bound of one limiter's cache: ~150 B per entry, so about 1.5 MB at most (and 64 kB of doorkeeper once full). */
 export const DEFAULT_KEY_CACHE_SIZE = 10_000;
 
 export class KeyCache {
