@@ -44,6 +44,28 @@ export class Doorkeeper {
   }
 }
 
+/** Which new keys a full cache keeps: 'seen-twice' (through a Doorkeeper) or 'always' (evicting for each). */
+export type Admission = 'seen-twice' | 'always';
+
+/**
+ * The door of one bounded cache (RecentMap, KeyCache): every key is kept while the cache has room; once
+ * it is full, with 'seen-twice', only a key its Doorkeeper lets in (the table made then).
+ */
+export class CacheDoor {
+  private doorkeeper: Doorkeeper | null = null;
+
+  constructor(
+    private readonly maxKeys: number,
+    private readonly admission: Admission,
+  ) {}
+
+  /** True when a cache holding `size` keys should keep `key` (and evict its oldest when full). */
+  keeps(key: string, size: number): boolean {
+    if (size < this.maxKeys || this.admission === 'always') return true;
+    return (this.doorkeeper ??= new Doorkeeper(this.maxKeys)).admits(key);
+  }
+}
+
 /** FNV-1a over the key's UTF-16 code units (a long key: its first and last SAMPLED_CHARS / 2 and its length). */
 export function fingerprint(key: string): number {
   let h = 0x811c9dc5;

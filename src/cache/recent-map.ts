@@ -8,7 +8,7 @@
 // per maxKeys / 2 others is never dropped. Once full, a new key is kept only when it was seen before,
 // recently (Doorkeeper): a key seen once is computed for its request and not kept, so it evicts nobody.
 // Holds raw request keys: process memory only, never logged.
-import { Doorkeeper } from './doorkeeper.js';
+import { CacheDoor, type Admission } from './doorkeeper.js';
 
 interface Slot<V> {
   value: V;
@@ -26,9 +26,8 @@ export class RecentMap<V> {
    * oldest entry, and it passes each deleted slot once.
    */
   private oldest: IterableIterator<string> = this.slots.keys();
-  /** Made when the map first fills (`admission: 'seen-twice'`); null: every key is kept. */
-  private doorkeeper: Doorkeeper | null = null;
-  private readonly seenTwice: boolean;
+  /** Which new keys it keeps once full (src/cache/doorkeeper.ts). */
+  private readonly door: CacheDoor;
 
   /**
    * `admission`: 'seen-twice' (default) keeps a new key in a full map only on its second recent sighting;
@@ -36,10 +35,10 @@ export class RecentMap<V> {
    */
   constructor(
     readonly maxKeys: number,
-    admission: 'seen-twice' | 'always' = 'seen-twice',
+    admission: Admission = 'seen-twice',
   ) {
     if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new RangeError('maxKeys: an integer >= 1');
-    this.seenTwice = admission === 'seen-twice';
+    this.door = new CacheDoor(maxKeys, admission);
   }
 
   /** The value of `key`, computed by `compute` (and kept) on a miss; undefined values are kept too. */
@@ -55,7 +54,7 @@ export class RecentMap<V> {
       return slot.value;
     }
     const value = compute(key);
-    if (slots.size >= this.maxKeys && this.seenTwice && !(this.doorkeeper ??= new Doorkeeper(this.maxKeys)).admits(key)) return value;
+    if (!this.door.keeps(key, slots.size)) return value;
     slots.set(key, { value, movedAt: ++this.moves });
     if (slots.size > this.maxKeys) {
       let next = this.oldest.next();

@@ -10,7 +10,7 @@
 // it is given is not remembered (its next call asks Redis, and is kept then).
 //
 // The raw identity is a Map key of this process only: never sent to Redis, never logged.
-import { Doorkeeper } from '../cache/doorkeeper.js';
+import { CacheDoor, type Admission } from '../cache/doorkeeper.js';
 
 /** The refusal Redis gave a key: refuse calls of `cost` until `untilMs` (the cache's clock). */
 export interface Denial {
@@ -44,9 +44,8 @@ export class KeyCache {
    * next key is the oldest entry, and it passes each deleted slot once.
    */
   private oldest: IterableIterator<string> = this.entries.keys();
-  /** Made when the cache first fills (`admission: 'seen-twice'`); null: every identity is kept. */
-  private doorkeeper: Doorkeeper | null = null;
-  private readonly seenTwice: boolean;
+  /** Which new keys it keeps once full (src/cache/doorkeeper.ts). */
+  private readonly door: CacheDoor;
 
   /**
    * `admission`: 'seen-twice' (default) keeps a new identity in a full cache only on its second recent
@@ -54,10 +53,10 @@ export class KeyCache {
    */
   constructor(
     readonly maxKeys: number = DEFAULT_KEY_CACHE_SIZE,
-    admission: 'seen-twice' | 'always' = 'seen-twice',
+    admission: Admission = 'seen-twice',
   ) {
     if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new RangeError('maxKeys: an integer >= 1');
-    this.seenTwice = admission === 'seen-twice';
+    this.door = new CacheDoor(maxKeys, admission);
   }
 
   get size(): number {
@@ -91,7 +90,7 @@ export class KeyCache {
    */
   add(id: string, redisKey: string): KeyEntry {
     const e: KeyEntry = { redisKey, denial: undefined, movedAt: 0 };
-    if (this.entries.size >= this.maxKeys && this.seenTwice && !(this.doorkeeper ??= new Doorkeeper(this.maxKeys)).admits(id)) return e;
+    if (!this.door.keeps(id, this.entries.size)) return e;
     e.movedAt = ++this.moves;
     this.entries.set(id, e);
     if (this.entries.size > this.maxKeys) this.evictOldest();
