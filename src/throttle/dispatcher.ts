@@ -33,6 +33,8 @@ const MAX_OUTSTANDING = 32;
  * drain of many one-job lanes by about a quarter (bench/throttle-scale.ts).
  */
 const BEHIND_HOLD_MS = 1_000;
+/** Hand-backs within BEHIND_HOLD_MS that bind the rounds (the overload the bound is for made thousands a second). */
+const BEHIND_HANDBACKS = 3;
 /** A dispatched entry this long past its start is lost or very late (lane repair's to bring back): not counted (µs). */
 const FORGOTTEN_US = 1_000_000;
 /**
@@ -44,6 +46,8 @@ const FORGOTTEN_US = 1_000_000;
 const FULL_LOOK_MS = 2_000;
 /** With nothing queued, the loop looks again at least this often (ms), woken or not. */
 const IDLE_MS = 250;
+/** Rounds are never held apart longer than this (ms), whatever the horizon. */
+const MAX_ROUND_GAP_MS = 10;
 /** After a failed round (Redis away), the next one comes this much later (ms). */
 const RETRY_MS = 100;
 
@@ -54,6 +58,8 @@ export interface DispatcherDeps {
   client: Redis | Cluster;
   /** The dispatch horizon (µs): a round hands out the starts due within it. */
   horizonUs: number;
+  /** The time a hand-out allows for reaching a worker (µs): every job is handed out at least this far ahead. */
+  deliveryUs?: number;
   onError?: (error: unknown) => void;
   /** The process's view of Redis's clock, which every round's reply refines (default: the process's one). */
   clock?: RedisClock;
@@ -63,8 +69,10 @@ export class Dispatcher {
   private users = 0;
   /** Of those, workers of this process. */
   private workers = 0;
-  /** Until when (local ms) the bound on jobs handed out and not taken holds: a worker here was late. */
+  /** Until when (local ms) the bound on jobs handed out and not taken holds: workers here were late. */
   private behindUntilMs = 0;
+  /** When (local ms) this process's workers handed starts back, within the last BEHIND_HOLD_MS. */
+  private readonly handBacks: number[] = [];
   private loop: Promise<void> | undefined;
   private stopping = false;
   private subscriber: Redis | Cluster | undefined;
@@ -83,7 +91,16 @@ export class Dispatcher {
   /** When every waiter was last looked up (local ms). */
   private fullLookAtMs = 0;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  /** The least time between two rounds that are not bounded (ms): see run(). */
+  private readonly roundGapMs: number;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    // A quarter of the horizon's time beyond the delivery time (3.75 ms under a cap: 25 ms less 10),
+    // so a round that comes late still finds each start at least ~1.5 delivery times ahead of it (half
+    // the spare time was tried: the first second at 200/s fell from 161-175 starts to 141-158).
+    const spareUs = deps.deliveryUs === undefined ? 0 : deps.horizonUs - deps.deliveryUs;
+    this.roundGapMs = Math.min(MAX_ROUND_GAP_MS, Math.max(0, spareUs / 4 / 1000));
+  }
 
   /**
    * One more user (a worker, a schedule() call): the loop runs while there is one. Back-pressure
@@ -95,7 +112,7 @@ export class Dispatcher {
     // A new worker starts bounded: its first rounds meet a backlog before its event loop is warm.
     if (worker) {
       this.workers++;
-      this.behind();
+      this.bind(Date.now());
     }
     if (!this.loop) {
       this.stopping = false;
@@ -154,6 +171,7 @@ export class Dispatcher {
     this.listen();
     while (!this.stopping) {
       let reply: DispatchReply;
+      let bounded = false;
       this.woken = false;
       try {
         // Back-pressure: the workers are behind while many jobs handed out wait to be taken, and a
@@ -161,7 +179,7 @@ export class Dispatcher {
         // job late (measured: no start at all, thousands of hand-backs per second); the round then
         // hands out at most MAX_OUTSTANDING less what is out, counted inside the round (one call, and
         // exact however many dispatchers run), or none, and its next instant says to look again 2 ms later.
-        const bounded = this.workers > 0 && Date.now() < this.behindUntilMs;
+        bounded = this.workers > 0 && Date.now() < this.behindUntilMs;
         const sent = wallMs();
         reply = await this.deps.lanes.dispatch(MAX_JOBS_PER_ROUND, '', bounded ? { maxOutstanding: MAX_OUTSTANDING, forgottenUs: FORGOTTEN_US } : undefined);
         // A round's reply carries Redis's TIME, read after the call left: one more bound on the clock
@@ -182,14 +200,34 @@ export class Dispatcher {
       // Come back as soon as the next start enters the horizon: a round that comes late (a busy event
       // loop, a loaded machine) still finds it ahead of it, by up to the horizon less the delivery time.
       let waitMs = reply.nextUs === 0 ? IDLE_MS : (reply.nextUs - this.deps.horizonUs - reply.nowUs) / 1000 + 1;
+      // Starts a millisecond apart (a global cap of 1,000/s) each entered the horizon a millisecond
+      // after the one before, and a round came for every one or two of them: each a script call, its
+      // reply, a timer, a wake-up of the workers and an empty fetch of theirs. Rounds come at least
+      // roundGapMs apart, and each then hands out a few starts, every one still at least the horizon
+      // less the gap ahead (1,000/s under a cap: worker CPU per job 530 -> 459 µs, Redis 368 -> 332;
+      // bench/start-cost.ts). Not while the workers are behind: bounded rounds look every 2 ms.
+      if (!bounded) waitMs = Math.max(waitMs, this.roundGapMs);
       if (this.waiters.size > 0) waitMs = Math.min(waitMs, 10);
       await this.pause(Math.min(IDLE_MS, Math.max(1, waitMs)));
     }
   }
 
-  /** A worker of this process handed a start back (it came too late, or its lane was paused): bound the rounds a while. */
+  /**
+   * A worker of this process handed a start back (it came too late, or its lane was paused): once that
+   * is a pattern (BEHIND_HANDBACKS within BEHIND_HOLD_MS), bound the rounds a while. One hand-back is
+   * no sign of overload: a timer that fired 6 ms late (a GC, a busy turn) comes about once per 1,000
+   * starts at 1,000/s, and when each such one bound the rounds for a second, the rounds ran bounded
+   * nearly all the time (1,786 of a run's first 2,000; docs/benchmarks.md, "What a start costs").
+   */
   behind(): void {
-    this.behindUntilMs = Date.now() + BEHIND_HOLD_MS;
+    const now = Date.now();
+    this.handBacks.push(now);
+    while (this.handBacks.length > 0 && this.handBacks[0]! <= now - BEHIND_HOLD_MS) this.handBacks.shift();
+    if (this.handBacks.length >= BEHIND_HANDBACKS) this.bind(now);
+  }
+
+  private bind(now: number): void {
+    this.behindUntilMs = now + BEHIND_HOLD_MS;
   }
 
   /**

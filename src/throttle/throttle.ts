@@ -153,7 +153,7 @@ export class Throttle {
 
   /** @internal This process's dispatcher of the throttle (runs while a worker or a schedule() call uses it). */
   get dispatcher(): Dispatcher {
-    this.dispatcherCache ??= new Dispatcher({ lanes: this.gateLanes, keys: this.keys, client: this.ctx.bull().client, horizonUs: this.timing.leadUs });
+    this.dispatcherCache ??= new Dispatcher({ lanes: this.gateLanes, keys: this.keys, client: this.ctx.bull().client, horizonUs: this.timing.leadUs, deliveryUs: this.timing.deliveryUs });
     return this.dispatcherCache;
   }
 

@@ -1,0 +1,95 @@
+// How often a dispatcher runs its rounds (src/throttle/dispatcher.ts). Under a cap of 1,000/s the next
+// start enters the horizon a millisecond after the last one handed out, and the loop used to come back
+// for each: rounds now keep a gap (a quarter of the horizon's time beyond the delivery time) unless the
+// workers are behind; and the bound for workers that are behind takes a pattern of hand-backs (three
+// within a second), not one late timer. Real Redis: the rounds run the dispatch script on queued jobs.
+import { describe, expect, it } from 'vitest';
+import { Dispatcher } from '../../../src/throttle/dispatcher.js';
+import type { LaneScripts } from '../../../src/throttle/lane-scripts.js';
+import type { Throttle } from '../../../src/throttle/throttle.js';
+import { useBackend } from '../../helpers/fixtures.js';
+
+interface Round {
+  at: number;
+  bounded: boolean;
+}
+
+/** The throttle's lane scripts, recording each dispatch round's instant and whether it was bounded. */
+function recording(throttle: Throttle, rounds: Round[]): LaneScripts {
+  const lanes = throttle.gateLanes;
+  const wrapped = Object.create(lanes) as LaneScripts;
+  wrapped.dispatch = (...args: Parameters<LaneScripts['dispatch']>) => {
+    rounds.push({ at: performance.now(), bounded: args[2] !== undefined });
+    return lanes.dispatch(...args);
+  };
+  return wrapped;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('dispatch rounds', () => {
+  const ctx = useBackend('single');
+
+  /** A capped throttle with 400 jobs queued over 20 lanes (0.4 s of work at 1,000/s). */
+  async function queued(name: string): Promise<Throttle> {
+    const throttle = ctx.sluice.throttle(name, { ratePerSecond: 100, capacity: 100, globalRatePerSecond: 1000 });
+    await Promise.all(Array.from({ length: 400 }, (_, i) => throttle.submit(`lane-${i % 20}`, { i })));
+    return throttle;
+  }
+
+  /** Runs a dispatcher (no worker: never bounded) for `ms` and returns the gaps between its rounds after the first. */
+  async function gaps(throttle: Throttle, deliveryUs: number | undefined, ms: number): Promise<number[]> {
+    const rounds: Round[] = [];
+    const dispatcher = new Dispatcher({ lanes: recording(throttle, rounds), keys: throttle.keys, client: ctx.sluice.redis, horizonUs: throttle.timing.leadUs, deliveryUs });
+    dispatcher.acquire();
+    await sleep(ms);
+    await dispatcher.release();
+    expect(rounds.every((r) => !r.bounded)).toBe(true);
+    return rounds.slice(2).map((r, i) => r.at - rounds[i + 1]!.at);
+  }
+
+  it('under a cap of 1,000/s, rounds come a gap apart, not one per start or two', async () => {
+    const throttle = await queued('gap');
+    const timing = throttle.timing;
+    const gapMs = (timing.leadUs - timing.deliveryUs) / 4 / 1000;
+    expect(gapMs).toBe(3.75);
+    const spaced = await gaps(throttle, timing.deliveryUs, 200);
+    expect(spaced.length).toBeGreaterThan(10);
+    // setTimeout never fires early; a round's own call time only adds to the gap.
+    expect(Math.min(...spaced)).toBeGreaterThanOrEqual(gapMs - 0.5);
+    // Without the delivery time the loop knows of no spare time, and comes back as each start enters the horizon.
+    const unspaced = await gaps(await queued('nogap'), undefined, 200);
+    expect(Math.min(...unspaced)).toBeLessThan(gapMs - 0.5);
+  });
+
+  it('one hand-back does not bound the rounds; three within a second do', async () => {
+    const throttle = await queued('bound');
+    const rounds: Round[] = [];
+    const dispatcher = new Dispatcher({ lanes: recording(throttle, rounds), keys: throttle.keys, client: ctx.sluice.redis, horizonUs: throttle.timing.leadUs, deliveryUs: throttle.timing.deliveryUs });
+    // A worker's dispatcher starts bounded for a second (its first rounds meet a backlog).
+    dispatcher.acquire(true);
+    try {
+      await sleep(100);
+      expect(rounds.length).toBeGreaterThan(0);
+      expect(rounds.every((r) => r.bounded)).toBe(true);
+      await sleep(1_050);
+      const unbound = rounds.length;
+      await sleep(50);
+      expect(rounds.slice(unbound).every((r) => !r.bounded)).toBe(true);
+      dispatcher.behind();
+      const afterOne = rounds.length;
+      await sleep(50);
+      expect(rounds.length).toBeGreaterThan(afterOne);
+      expect(rounds.slice(afterOne).every((r) => !r.bounded)).toBe(true);
+      dispatcher.behind();
+      dispatcher.behind();
+      const afterThree = rounds.length;
+      await sleep(50);
+      expect(rounds.length).toBeGreaterThan(afterThree + 1);
+      // The round in flight when the third came may be unbounded; every later one is bounded.
+      expect(rounds.slice(afterThree + 1).every((r) => r.bounded)).toBe(true);
+    } finally {
+      await dispatcher.release(true);
+    }
+  });
+});
