@@ -54,7 +54,7 @@ describe('dispatch rounds', () => {
     const gapMs = (timing.leadUs - timing.deliveryUs) / 4 / 1000;
     expect(gapMs).toBe(3.75);
     const spaced = await gaps(throttle, timing.deliveryUs, 200);
-    expect(spaced.length).toBeGreaterThan(10);
+    expect(spaced.length).toBeGreaterThan(5);
     // setTimeout never fires early; a round's own call time only adds to the gap.
     expect(Math.min(...spaced)).toBeGreaterThanOrEqual(gapMs - 0.5);
     // Without the delivery time the loop knows of no spare time, and comes back as each start enters the horizon.
@@ -78,13 +78,13 @@ describe('dispatch rounds', () => {
       expect(rounds.slice(unbound).every((r) => !r.bounded)).toBe(true);
       dispatcher.behind();
       const afterOne = rounds.length;
-      await sleep(50);
+      await sleep(100);
       expect(rounds.length).toBeGreaterThan(afterOne);
       expect(rounds.slice(afterOne).every((r) => !r.bounded)).toBe(true);
       dispatcher.behind();
       dispatcher.behind();
       const afterThree = rounds.length;
-      await sleep(50);
+      await sleep(100);
       expect(rounds.length).toBeGreaterThan(afterThree + 1);
       // The round in flight when the third came may be unbounded; every later one is bounded.
       expect(rounds.slice(afterThree + 1).every((r) => r.bounded)).toBe(true);
