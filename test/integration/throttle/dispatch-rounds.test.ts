@@ -55,11 +55,15 @@ describe('dispatch rounds', () => {
     expect(gapMs).toBe(3.75);
     const spaced = await gaps(throttle, timing.deliveryUs, 200);
     expect(spaced.length).toBeGreaterThan(5);
-    // setTimeout never fires early; a round's own call time only adds to the gap.
-    expect(Math.min(...spaced)).toBeGreaterThanOrEqual(gapMs - 0.5);
+    // A timer counts from the event loop's cached time (whole ms, read when the turn began), so it can
+    // fire up to ~1 ms early by performance.now(): CI saw 2.97 and 3.03 ms for a 3.75 ms gap. Without the
+    // gap the shortest came 0.4-1.4 ms apart.
+    expect(Math.min(...spaced)).toBeGreaterThanOrEqual(gapMs - 1.5);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    expect(median(spaced)).toBeGreaterThanOrEqual(gapMs - 0.5);
     // Without the delivery time the loop knows of no spare time, and comes back as each start enters the horizon.
     const unspaced = await gaps(await queued('nogap'), undefined, 200);
-    expect(Math.min(...unspaced)).toBeLessThan(gapMs - 0.5);
+    expect(Math.min(...unspaced)).toBeLessThan(gapMs - 1.5);
   });
 
   it('one hand-back does not bound the rounds; three within a second do', async () => {
