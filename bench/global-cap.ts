@@ -26,6 +26,7 @@ import { createSluice } from '../src/index.js';
 import { capJobs, capReport, submitAll, type CapJob } from '../test/helpers/global-cap.js';
 import { startCluster, startRedis } from '../test/helpers/redis-server.js';
 import { ThrottleProc } from '../test/helpers/throttle-procs.js';
+import { cpuSeconds } from './lib/proc-cpu.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -67,16 +68,6 @@ const config = { ratePerSecond: laneRate, capacity: n('capacity'), globalRatePer
 // cost, not the throttle's: at 2,000 starts/s those writes were ~5 % of a worker's CPU).
 const REPORT_ENV = { THROTTLE_PROC_REPORT_MS: '5' };
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux; 0 elsewhere). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
 
 /** The whole machine's busy CPU seconds (every core, every process: other work on the host too). */
 function machineBusySeconds(): number {

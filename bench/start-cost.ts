@@ -25,6 +25,7 @@ import { createSluice } from '../src/index.js';
 import { startTsProcess } from '../test/helpers/processes.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { ThrottleProc } from '../test/helpers/throttle-procs.js';
+import { cpuSeconds } from './lib/proc-cpu.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -57,10 +58,9 @@ const jobCount = Math.ceil((rate * (warmMs + windowMs + 1000)) / 1000);
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function procStat(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000; // clock ticks (100 Hz) -> µs
-}
+/** A process's CPU so far, in µs (clock ticks of 10 ms). */
+const cpuUs = (pid: number) => Math.round(cpuSeconds(pid) * 1e6);
+
 function procWrites(pid: number): number {
   return Number(/syscw:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 }
@@ -77,9 +77,9 @@ interface Sample { jobs: number; workerCpuUsPerJob: number; redisCpuUsPerJob: nu
 /** Measures the window once the worker has run `warmMs`: `started()` counts the jobs started so far. */
 async function measure(workerPid: number, redisPid: number, raw: Redis, started: () => Promise<number>): Promise<Sample> {
   await sleep(warmMs);
-  const [n0, c0, r0, w0, k0] = [await started(), procStat(workerPid), procStat(redisPid), procWrites(workerPid), await redisCounters(raw)];
+  const [n0, c0, r0, w0, k0] = [await started(), cpuUs(workerPid), cpuUs(redisPid), procWrites(workerPid), await redisCounters(raw)];
   await sleep(windowMs);
-  const [n1, c1, r1, w1, k1] = [await started(), procStat(workerPid), procStat(redisPid), procWrites(workerPid), await redisCounters(raw)];
+  const [n1, c1, r1, w1, k1] = [await started(), cpuUs(workerPid), cpuUs(redisPid), procWrites(workerPid), await redisCounters(raw)];
   const jobs = n1 - n0;
   const per = (x: number) => Math.round((x / jobs) * 100) / 100;
   return { jobs, workerCpuUsPerJob: per(c1 - c0), redisCpuUsPerJob: per(r1 - r0), workerWritesPerJob: per(w1 - w0), redisReadsPerJob: per(k1.reads - k0.reads), redisCommandsPerJob: per(k1.commands - k0.commands) };

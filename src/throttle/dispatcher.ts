@@ -71,7 +71,7 @@ export class Dispatcher {
   private workers = 0;
   /** Until when (local ms) the bound on jobs handed out and not taken holds: workers here were late. */
   private behindUntilMs = 0;
-  /** When (local ms) this process's workers handed starts back, within the last BEHIND_HOLD_MS. */
+  /** When (local ms) this process's workers last handed starts back: the latest BEHIND_HANDBACKS. */
   private readonly handBacks: number[] = [];
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -222,8 +222,8 @@ export class Dispatcher {
   behind(): void {
     const now = Date.now();
     this.handBacks.push(now);
-    while (this.handBacks.length > 0 && this.handBacks[0]! <= now - BEHIND_HOLD_MS) this.handBacks.shift();
-    if (this.handBacks.length >= BEHIND_HANDBACKS) this.bind(now);
+    if (this.handBacks.length > BEHIND_HANDBACKS) this.handBacks.shift();
+    if (this.handBacks.length === BEHIND_HANDBACKS && this.handBacks[0]! > now - BEHIND_HOLD_MS) this.bind(now);
   }
 
   private bind(now: number): void {
