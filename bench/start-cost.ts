@@ -14,7 +14,7 @@
 // a queue with its limiter at --rate (no lanes, no fairness).
 // Reps alternate the two sides; the median of each figure is reported, with every rep's.
 //   npx tsx bench/start-cost.ts [--rate 1000] [--lanes 100] [--lane-rate 200] [--concurrency 20] [--warm 2] [--window 4] [--reps 3]
-//     [--sides sluice,bullmq] [--no-cap]
+//     [--sides sluice,bullmq] [--no-cap] [--breakdown]
 // Prints one JSON document on stdout; progress goes to stderr.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +39,8 @@ const { values: flags } = parseArgs({
     sides: { type: 'string', default: 'sluice,bullmq' },
     // No global cap: each lane paced at --rate / --lanes by its own meter (the dispatcher's other regime).
     'no-cap': { type: 'boolean', default: false },
+    // Per rep, Redis's commands per job by command (calls and usec), the costliest first.
+    breakdown: { type: 'boolean', default: false },
   },
 });
 const sides = flags.sides.split(',');
@@ -64,24 +66,43 @@ const cpuUs = (pid: number) => Math.round(cpuSeconds(pid) * 1e6);
 function procWrites(pid: number): number {
   return Number(/syscw:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 }
-async function redisCounters(raw: Redis): Promise<{ reads: number; commands: number }> {
+async function redisCounters(raw: Redis): Promise<{ reads: number; commands: number; byCommand: Map<string, { calls: number; usec: number }> }> {
   const stats = await raw.info('stats');
   const commandstats = await raw.info('commandstats');
   let commands = 0;
-  for (const m of commandstats.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) commands += Number(m[1]);
-  return { reads: Number(/total_reads_processed:(\d+)/.exec(stats)![1]), commands };
+  const byCommand = new Map<string, { calls: number; usec: number }>();
+  for (const m of commandstats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    commands += Number(m[2]);
+    byCommand.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
+  }
+  return { reads: Number(/total_reads_processed:(\d+)/.exec(stats)![1]), commands, byCommand };
+}
+
+/**
+ * The window's commands per job, by command, the costliest first (Redis's own usec: a script's
+ * includes its inner commands, which are listed again on their own lines).
+ */
+function commandBreakdown(before: Map<string, { calls: number; usec: number }>, after: Map<string, { calls: number; usec: number }>, jobs: number): Record<string, { calls: number; usec: number }> {
+  const rows = [...after].map(([name, a]) => {
+    const b = before.get(name) ?? { calls: 0, usec: 0 };
+    return [name, { calls: Math.round(((a.calls - b.calls) / jobs) * 100) / 100, usec: Math.round(((a.usec - b.usec) / jobs) * 10) / 10 }] as const;
+  });
+  return Object.fromEntries(rows.filter(([, r]) => r.calls > 0).sort((x, y) => y[1].usec - x[1].usec));
 }
 
 interface Sample { jobs: number; workerCpuUsPerJob: number; redisCpuUsPerJob: number; workerWritesPerJob: number; redisReadsPerJob: number; redisCommandsPerJob: number }
+/** A rep's per-command figures (--breakdown), kept apart from the medians. */
+const breakdowns: Record<'sluice' | 'bullmq', Record<string, { calls: number; usec: number }>[]> = { sluice: [], bullmq: [] };
 
 /** Measures the window once the worker has run `warmMs`: `started()` counts the jobs started so far. */
-async function measure(workerPid: number, redisPid: number, raw: Redis, started: () => Promise<number>): Promise<Sample> {
+async function measure(side: 'sluice' | 'bullmq', workerPid: number, redisPid: number, raw: Redis, started: () => Promise<number>): Promise<Sample> {
   await sleep(warmMs);
   const [n0, c0, r0, w0, k0] = [await started(), cpuUs(workerPid), cpuUs(redisPid), procWrites(workerPid), await redisCounters(raw)];
   await sleep(windowMs);
   const [n1, c1, r1, w1, k1] = [await started(), cpuUs(workerPid), cpuUs(redisPid), procWrites(workerPid), await redisCounters(raw)];
   const jobs = n1 - n0;
   const per = (x: number) => Math.round((x / jobs) * 100) / 100;
+  if (flags.breakdown) breakdowns[side].push(commandBreakdown(k0.byCommand, k1.byCommand, jobs));
   return { jobs, workerCpuUsPerJob: per(c1 - c0), redisCpuUsPerJob: per(r1 - r0), workerWritesPerJob: per(w1 - w0), redisReadsPerJob: per(k1.reads - k0.reads), redisCommandsPerJob: per(k1.commands - k0.commands) };
 }
 
@@ -104,7 +125,7 @@ async function runSluice(): Promise<Sample> {
     const proc = await ThrottleProc.start({ target: server.url } as never, prefix, 'cost', config, {}, { THROTTLE_PROC_REPORT_MS: '5' });
     try {
       await proc.worker(concurrency);
-      return await measure(proc.handle.child.pid!, await redisPidOf(raw), raw, async () => proc.starts.length);
+      return await measure('sluice', proc.handle.child.pid!, await redisPidOf(raw), raw, async () => proc.starts.length);
     } finally {
       await proc.close();
     }
@@ -130,7 +151,7 @@ async function runBullmq(): Promise<Sample> {
         child.send(JSON.stringify({ cmd: 'count' }));
         return (await child.message<{ n: number }>('count')).n;
       };
-      return await measure(child.child.pid!, await redisPidOf(raw), raw, started);
+      return await measure('bullmq', child.child.pid!, await redisPidOf(raw), raw, started);
     } finally {
       child.send(JSON.stringify({ cmd: 'close' }));
       await child.exited;
@@ -169,6 +190,7 @@ console.log(
       loadAverage: (await import('node:os')).loadavg().map((x) => Math.round(x * 100) / 100),
       sluice: s,
       bullmq: b,
+      ...(flags.breakdown ? { commandsPerJobByRep: breakdowns } : {}),
       sluiceOverBullmq: { workerCpuUsPerJob: ratio('workerCpuUsPerJob'), redisCpuUsPerJob: ratio('redisCpuUsPerJob'), workerWritesPerJob: ratio('workerWritesPerJob'), redisCommandsPerJob: ratio('redisCommandsPerJob') },
     },
     null,
