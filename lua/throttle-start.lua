@@ -9,6 +9,8 @@
 -- KEYS[8]  wake: the channel the dispatchers listen on (published, never stored)
 -- KEYS[9]  laneOutgoing: the lane's jobs handed to the workers, by start µs
 -- KEYS[10] laneBack: the lane's members handed out again after being sent back -> their lane key
+-- KEYS[11] wait: BullMQ's wait list of the queue ('start' only: see the base marker below)
+-- KEYS[12] marker: BullMQ's marker set of the queue
 -- ARGV[1]  now: µs since the epoch, or '' to read Redis TIME
 -- ARGV[2]  member: the job's member "<job id>|<cost>"
 -- ARGV[3]  laneId: lane id
@@ -198,6 +200,15 @@ end
 if mode == 'mark' then return park() end
 if mode == 'requeue' then return requeue(tonumber(ARGV[5])) end
 if mode == 'late' then return late(tonumber(ARGV[5])) end
+-- The job just came out of BullMQ's moveToActive, which adds its base marker (member '0') for every job
+-- it hands out, so that a worker blocked on the marker looks for the next one. With the wait list
+-- empty there is none: the marker would only wake this process's own worker at once for a fetch that
+-- finds nothing, and then a second one (per job at 200/s with one worker: 2 blocking pops and 4
+-- script calls of BullMQ's where 1 pop and 2 calls do; bench/start-cost.ts --breakdown). Taken out here,
+-- in the call that follows the fetch, while nothing waits: a job pushed onto the wait list later comes
+-- with its own marker (the dispatcher's round, lua/throttle-dispatch.lua), so no wake is lost. sluice
+-- gives its jobs no BullMQ priority, and a delay marker is member '1': it stays.
+if redis.call('LLEN', KEYS[11]) == 0 then redis.call('ZREM', KEYS[12], '0') end
 local slot = redis.call('ZSCORE', KEYS[5], entry)
 if not slot then return park() end
 slot = tonumber(slot)

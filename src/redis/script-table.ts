@@ -69,7 +69,7 @@ export const SCRIPT_TABLE = {
     argv: ['now', 'horizonUs', 'deliveryUs', 'maxJobs', 'globalIntervalUs', 'marginPpm', 'lanePrefix', 'jobPrefix', 'missingRetryUs', 'quotas', 'maxOutstanding', 'forgottenUs'],
   },
   'throttle-start': {
-    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack'],
+    keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack', 'wait', 'marker'],
     argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund'],
   },
   'throttle-started': {

@@ -162,6 +162,8 @@ export class LaneScripts {
           wake: this.keys.wake,
           laneOutgoing: this.keys.laneOutgoing(laneId),
           laneBack: this.keys.laneBack(laneId),
+          wait: this.scheduleKeys.wait,
+          marker: this.scheduleKeys.marker,
         },
         {
           now,
