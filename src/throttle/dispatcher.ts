@@ -93,6 +93,10 @@ export class Dispatcher {
 
   /** The least time between two rounds that are not bounded (ms): see run(). */
   private readonly roundGapMs: number;
+  /** The least time between two rounds while another process's dispatcher hands the starts out (ms): see run(). */
+  private readonly followGapMs: number;
+  /** The next start (Redis µs) the previous round's reply named: what this loop timed its next round for (0: none). */
+  private expectedNextUs = 0;
 
   constructor(private readonly deps: DispatcherDeps) {
     // A quarter of the horizon's time beyond the delivery time (3.75 ms under a cap: 25 ms less 10),
@@ -100,6 +104,11 @@ export class Dispatcher {
     // the spare time was tried: the first second at 200/s fell from 161-175 starts to 141-158).
     const spareUs = deps.deliveryUs === undefined ? 0 : deps.horizonUs - deps.deliveryUs;
     this.roundGapMs = Math.min(MAX_ROUND_GAP_MS, Math.max(0, spareUs / 4 / 1000));
+    // Three quarters of the spare time (11.25 ms under a cap): should the process handing the starts
+    // out stop (it died, a long GC), the next round here still comes before the starts it handed out
+    // run out, so no start is given late and under a cap no slot is lost.
+    const horizonSpareUs = deps.horizonUs - (deps.deliveryUs ?? 0);
+    this.followGapMs = Math.max(this.roundGapMs, (horizonSpareUs * 3) / 4 / 1000);
   }
 
   /**
@@ -207,6 +216,14 @@ export class Dispatcher {
       // less the gap ahead (1,000/s under a cap: worker CPU per job 530 -> 459 µs, Redis 368 -> 332;
       // bench/start-cost.ts). Not while the workers are behind: bounded rounds look every 2 ms.
       if (!bounded) waitMs = Math.max(waitMs, this.roundGapMs);
+      // Every process with a worker runs this loop, and each came for every start as it entered the
+      // horizon: one of them handed it out and the others found nothing (4 worker processes at 200/s:
+      // 6 script calls a job, 4 of them rounds). A round that handed out nothing because the start it
+      // was timed for is gone (another dispatcher gave it) makes this loop a follower: its rounds come
+      // at least followGapMs apart until one of them finds a start to hand out again.
+      const following = !bounded && reply.jobs.length === 0 && this.expectedNextUs !== 0 && (reply.nextUs === 0 || reply.nextUs > this.expectedNextUs);
+      this.expectedNextUs = reply.nextUs;
+      if (following) waitMs = Math.max(waitMs, this.followGapMs);
       if (this.waiters.size > 0) waitMs = Math.min(waitMs, 10);
       await this.pause(Math.min(IDLE_MS, Math.max(1, waitMs)));
     }
