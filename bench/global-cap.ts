@@ -4,7 +4,8 @@
 // same submits at the same instants, with no delivery time. Reports achieved rate / cap while demand
 // exceeds the cap, the most starts in any 1 s, Jain's index of per-key starts against the ideal's over
 // that period, light keys' first-start and all-start waits (p50/p99) against the ideal's, and the
-// makespan against the ideal's, the CPU of each process per second, Redis commands per job (INFO
+// makespan against the ideal's, the CPU of each process per second and per job over the whole run
+// (`cpuUsPerJob`: the workers together, Redis, the submitter), Redis commands per job (INFO
 // commandstats: inside scripts too), Redis µs per job inside sluice's and BullMQ's scripts and Redis socket
 // reads per job (INFO stats). With --bullmq, the same
 // jobs through BullMQ with a queue-wide limiter
@@ -88,7 +89,8 @@ function cpuSampler(pids: Record<string, number>) {
   const names = [...Object.keys(pids), 'machine'];
   const read = () => [...Object.values(pids).map(cpuSeconds), machineBusySeconds()];
   const series: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
-  let last = read();
+  const first = read();
+  let last = first;
   let lastAt = performance.now();
   const timer = setInterval(() => {
     const now = read();
@@ -97,7 +99,15 @@ function cpuSampler(pids: Record<string, number>) {
     last = now;
     lastAt = at;
   }, 1000);
-  return { stop: () => (clearInterval(timer), series) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      const end = read();
+      /** CPU seconds of each process (and the machine) from start to stop, not cut into seconds. */
+      const totals = Object.fromEntries(names.map((k, i) => [k, end[i]! - first[i]!]));
+      return { series, totals };
+    },
+  };
 }
 
 /**
@@ -171,7 +181,11 @@ async function runSluice(target: Target) {
   const deadline = Date.now() + n('timeout') * 1000;
   const count = () => procs.reduce((a, p) => a + p.starts.length, 0);
   while (count() < jobs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  const cpuPerSecond = cpu.stop();
+  const { series: cpuPerSecond, totals } = cpu.stop();
+  // CPU µs per job over the whole run (submit to last start): the workers together, Redis (every master), the submitter.
+  const perJobUs = (keys: string[]) => Math.round((keys.reduce((a, k) => a + (totals[k] ?? 0), 0) * 1e6) / jobs.length);
+  const names = Object.keys(totals);
+  const cpuUsPerJob = { workers: perJobUs(names.filter((k) => k.startsWith('worker'))), redis: perJobUs(names.filter((k) => k.startsWith('redis'))), submitter: perJobUs(['submitter']) };
   const statsTexts = await Promise.all(raws.map((r) => r.info('commandstats')));
   const redisCallsPerJob = commandsPerJob(statsTexts, jobs.length);
   const redisScriptUsPerJob = scriptUsPerJob(statsTexts, jobs.length);
@@ -189,7 +203,7 @@ async function runSluice(target: Target) {
   await Promise.all(procs.map((p) => p.close()));
   await sluice.close();
   if (flags.dump) writeFileSync(flags.dump, JSON.stringify([...byId].map(([id, j]) => ({ key: j.key, submitted: j.submitted, start: j.start, slot: slots.get(id) }))));
-  return { ...capReport(jobs, config), cpuPerSecond, redisCallsPerJob, redisScriptUsPerJob, redisReadsPerJob };
+  return { ...capReport(jobs, config), cpuPerSecond, cpuUsPerJob, redisCallsPerJob, redisScriptUsPerJob, redisReadsPerJob };
 }
 
 async function runBullmq(port: number) {
