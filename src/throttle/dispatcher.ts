@@ -205,6 +205,13 @@ export class Dispatcher {
         await sleep(RETRY_MS);
         continue;
       }
+      // Every process with a worker runs this loop, and each came for every start as it entered the
+      // horizon: one of them handed it out and the others found nothing (4 worker processes at 200/s:
+      // 6 script calls a job, 4 of them rounds). A round that handed out nothing because the start it
+      // was timed for is gone (another dispatcher gave it) makes this loop a follower: its rounds come
+      // at least followGapMs apart until one of them finds a start to hand out again.
+      const following = !bounded && reply.jobs.length === 0 && this.expectedNextUs !== 0 && (reply.nextUs === 0 || reply.nextUs > this.expectedNextUs);
+      this.expectedNextUs = reply.nextUs;
       if (reply.jobs.length >= MAX_JOBS_PER_ROUND) continue;
       // Come back as soon as the next start enters the horizon: a round that comes late (a busy event
       // loop, a loaded machine) still finds it ahead of it, by up to the horizon less the delivery time.
@@ -216,13 +223,6 @@ export class Dispatcher {
       // less the gap ahead (1,000/s under a cap: worker CPU per job 530 -> 459 µs, Redis 368 -> 332;
       // bench/start-cost.ts). Not while the workers are behind: bounded rounds look every 2 ms.
       if (!bounded) waitMs = Math.max(waitMs, this.roundGapMs);
-      // Every process with a worker runs this loop, and each came for every start as it entered the
-      // horizon: one of them handed it out and the others found nothing (4 worker processes at 200/s:
-      // 6 script calls a job, 4 of them rounds). A round that handed out nothing because the start it
-      // was timed for is gone (another dispatcher gave it) makes this loop a follower: its rounds come
-      // at least followGapMs apart until one of them finds a start to hand out again.
-      const following = !bounded && reply.jobs.length === 0 && this.expectedNextUs !== 0 && (reply.nextUs === 0 || reply.nextUs > this.expectedNextUs);
-      this.expectedNextUs = reply.nextUs;
       if (following) waitMs = Math.max(waitMs, this.followGapMs);
       if (this.waiters.size > 0) waitMs = Math.min(waitMs, 10);
       await this.pause(Math.min(IDLE_MS, Math.max(1, waitMs)));
