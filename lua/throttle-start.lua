@@ -203,8 +203,8 @@ if mode == 'late' then return late(tonumber(ARGV[5])) end
 -- The job just came out of BullMQ's moveToActive, which adds its base marker (member '0') for every job
 -- it hands out, so that a worker blocked on the marker looks for the next one. With the wait list
 -- empty there is none: the marker would only wake this process's own worker at once for a fetch that
--- finds nothing, and then a second one (per job at 200/s with one worker: 2 blocking pops and 4
--- script calls of BullMQ's where 1 pop and 2 calls do; bench/start-cost.ts --breakdown). Taken out here,
+-- finds nothing (per job at 200/s with one worker: 2 blocking pops and 4 script calls of BullMQ's,
+-- against 1 and 3 with the marker taken out; bench/start-cost.ts --breakdown). Taken out here,
 -- in the call that follows the fetch, while nothing waits: a job pushed onto the wait list later comes
 -- with its own marker (the dispatcher's round, lua/throttle-dispatch.lua), so no wake is lost. sluice
 -- gives its jobs no BullMQ priority, and a delay marker is member '1': it stays.

@@ -107,8 +107,8 @@ export class Dispatcher {
     // Three quarters of the spare time (11.25 ms under a cap): should the process handing the starts
     // out stop (it died, a long GC), the next round here still comes before the starts it handed out
     // run out, so no start is given late and under a cap no slot is lost.
-    const horizonSpareUs = deps.horizonUs - (deps.deliveryUs ?? 0);
-    this.followGapMs = Math.max(this.roundGapMs, (horizonSpareUs * 3) / 4 / 1000);
+    // (Without the delivery time the loop knows of no spare time, and does not follow either.)
+    this.followGapMs = Math.max(this.roundGapMs, (spareUs * 3) / 4 / 1000);
   }
 
   /**
