@@ -86,6 +86,8 @@ export class Dispatcher {
   private readonly waiterEntries = new Map<string, string>();
   /** Waiters not looked up in the dispatched set yet: their job may have been handed out before they came. */
   private readonly freshWaiters = new Set<string>();
+  /** Told how many BullMQ jobs each round handed out (this process's workers fetch more at once). */
+  private readonly handOutListeners = new Set<(jobs: number) => void>();
   /** Redis µs of the previous look at the dispatched set (0: none yet). */
   private lookedAtUs = 0;
   /** When every waiter was last looked up (local ms). */
@@ -167,6 +169,12 @@ export class Dispatcher {
       this.waiterEntries.set(entryJobId(entry), entry);
       this.freshWaiters.add(entry);
     });
+  }
+
+  /** Calls `listener` with the number of BullMQ jobs of every round that handed some out; returns its removal. */
+  onHandOut(listener: (jobs: number) => void): () => void {
+    this.handOutListeners.add(listener);
+    return () => this.handOutListeners.delete(listener);
   }
 
   /** Forgets a waiter (its call gave up). */
@@ -253,11 +261,17 @@ export class Dispatcher {
    * the delayed set yet, is found by lane repair's sweep of old dispatched entries).
    */
   private handOut(reply: DispatchReply): void {
+    // The jobs for the workers: all but this process's schedule() calls (another process's count too, so
+    // the listeners hear an upper bound: a fetch too many finds nothing).
+    let bullJobs = reply.jobs.length;
     for (const j of reply.jobs) {
       if (!j.jobId.startsWith('p')) continue;
       const entry = this.waiterEntries.get(j.jobId);
-      if (entry !== undefined) this.resolve(entry, j.startUs);
+      if (entry === undefined) continue;
+      this.resolve(entry, j.startUs);
+      bullJobs--;
     }
+    if (bullJobs > 0) for (const listener of this.handOutListeners) listener(bullJobs);
   }
 
   /** Hands one parked job to the workers now (lane repair, for a dispatch whose promote was lost). */

@@ -3,11 +3,12 @@
 // the worker waits for the job's start instant and runs the handler then. A job that arrives without a
 // start (a retry, a re-run after a crash) goes back to the head of its lane and is parked, no attempt used.
 // A sharded throttle: all of that once per shard, the handlers of every shard sharing one `concurrency`.
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { PARK_MS } from './dispatcher.js';
 import { SluiceError } from '../errors.js';
 import type { ThrottleContext } from './context.js';
 import { DeferJob, LateSend } from './defer.js';
+import { EarlyStartWorker } from './early-start-worker.js';
 import type { JobData } from './job-status.js';
 import { LaneRepairer } from './repair.js';
 import { passGate } from './pass-gate.js';
@@ -95,8 +96,10 @@ export interface ThrottleWorkerOptions {
 
 export class ThrottleWorker {
   /** One BullMQ Worker per shard (an unsharded throttle: one). */
-  private readonly workers: Worker<JobData>[] = [];
+  private readonly workers: EarlyStartWorker<JobData>[] = [];
   private readonly repairTimers: NodeJS.Timeout[] = [];
+  /** Removes the dispatchers' hand-out listeners. */
+  private readonly stopFetching: (() => void)[] = [];
   private readonly started: Promise<void>;
   private closing = false;
   /** The process's handler slots, shared by the shards' workers: `concurrency` handlers in all. */
@@ -133,6 +136,7 @@ export class ThrottleWorker {
   async close(): Promise<void> {
     this.closing = true;
     for (const timer of this.repairTimers) clearInterval(timer);
+    for (const stop of this.stopFetching.splice(0)) stop();
     await this.started.catch(() => undefined);
     await this.allocating?.shareAllocator?.release();
     const shards = this.dispatching.splice(0);
@@ -155,7 +159,7 @@ export class ThrottleWorker {
     if (this.closing) return;
     const { client } = this.ctx.bull();
     const o = this.options;
-    const worker = new Worker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
+    const worker = new EarlyStartWorker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
       connection: client,
       prefix: throttle.keys.bullPrefix,
       // BullMQ's concurrency covers the jobs held for their slot too; handlers are limited by handlerSlots.
@@ -182,6 +186,9 @@ export class ThrottleWorker {
     if (this.closing) return;
     throttle.dispatcher.acquire(true);
     this.dispatching.push(throttle);
+    // A round that hands out several starts: fetched at once, not one round trip after another (BullMQ's
+    // loop takes one of them; src/throttle/early-start-worker.ts).
+    this.stopFetching.push(throttle.dispatcher.onHandOut((jobs) => worker.fetchMore(jobs - 1)));
     const observer = this.ctx.observer;
     // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
     worker.on('completed', (job) => {

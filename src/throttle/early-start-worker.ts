@@ -1,0 +1,91 @@
+// A BullMQ Worker that begins each job's processing the moment the job is fetched, instead of when
+// BullMQ's main loop gets round to it.
+//
+// Why: BullMQ's main loop (node_modules/bullmq/dist/cjs/classes/worker.js, mainLoop) fetches jobs one
+// by one and hands none of them to its processor while fetches keep returning jobs, up to the worker's
+// concurrency. A throttle's worker has a concurrency of its handlers plus the jobs it may hold for their
+// start (110 by default), and the dispatcher hands a horizon's worth of starts out at once. So after a
+// burst's first hand-out a worker fetched 120 jobs back to back (~2 ms each on a busy machine) before
+// its first gate call: traced in bench/global-cap.ts at 2,000/s, no start at all from 20 to 250 ms
+// after the first submit, then 120 gate calls at once, most of them past their start and handed back.
+// Here the processing (the gate call, the wait for the start, the handler) begins as soon as a job is
+// fetched; BullMQ's own processing of it later (lock renewal, completion, events) awaits that same run.
+//
+// And one fetch at a time is too few when the dispatcher hands out many starts at once: each fetch is a
+// round trip (2-3 ms while a submit burst keeps Redis and the machine busy), so one loop takes at most
+// ~400 jobs a second. `fetchMore(n)` sends n fetches beside BullMQ's loop (non-blocking: one that finds
+// the wait list empty costs one call), each job they get processed as BullMQ processes its own
+// (processJob: lock renewal, completion or failure, events). The dispatcher of the process asks for
+// them when a round hands out more than one start; a round of one start (200/s) asks for none. The
+// jobs being processed and the fetches in flight stay within the worker's concurrency, as BullMQ's loop.
+import { Worker, type Job, type JobJson, type Processor, type WorkerOptions } from 'bullmq';
+
+export class EarlyStartWorker<D> extends Worker<D> {
+  /** Runs begun at fetch, until BullMQ's processing of the job takes them. */
+  private readonly begun = new WeakMap<Job<D>, Promise<unknown>>();
+  /** Set once the constructor ran (BullMQ's own starts its main loop, whose first fetch ends later). */
+  private handle: ((job: Job<D>, token: string) => Promise<unknown>) | undefined;
+  /** Jobs of this worker being processed (fetched by either path), and extra fetches in flight. */
+  private inProcess = 0;
+  private fetching = 0;
+  private extraSeq = 0;
+  /** The extra fetches and the processing of what they got, until done (close() waits for them). */
+  private readonly extraRuns = new Set<Promise<unknown>>();
+  private stopped = false;
+
+  constructor(name: string, handle: (job: Job<D>, token: string) => Promise<unknown>, options: WorkerOptions) {
+    let self: EarlyStartWorker<D> | undefined;
+    super(name, ((job: Job<D>, token?: string) => self!.take(job, token)) as Processor<D>, options);
+    self = this;
+    this.handle = handle;
+  }
+
+  /**
+   * Sends up to `n` fetches beside BullMQ's loop, as long as the jobs being processed and the fetches
+   * in flight stay within the worker's concurrency (what BullMQ's loop holds at most).
+   */
+  fetchMore(n: number): void {
+    for (let i = 0; i < n && this.inProcess + this.fetching < this.concurrency && !this.stopped && !this.isPaused(); i++) {
+      this.fetching++;
+      const token = `${this.id}:x${this.extraSeq++}`;
+      const fetched = this.getNextJob(token, { block: false }).finally(() => this.fetching--);
+      const run = fetched
+        .then((job) => (job ? this.processJob(job, token, () => false) : undefined))
+        .catch(() => undefined)
+        .finally(() => this.extraRuns.delete(run));
+      this.extraRuns.add(run);
+    }
+  }
+
+  /** Stops the extra fetches, and closes as BullMQ's worker does once the jobs they got are done too. */
+  override async close(force?: boolean): Promise<void> {
+    this.stopped = true;
+    // BullMQ's close waits for the jobs its own loop fetched; the shared connection stays open for these.
+    await Promise.all([super.close(force), ...this.extraRuns]);
+  }
+
+  /** BullMQ's processor: the run begun at fetch, or (a job fetched otherwise) one begun now. */
+  private take(job: Job<D>, token?: string): Promise<unknown> {
+    const run = this.begun.get(job);
+    if (run) {
+      this.begun.delete(job);
+      return run;
+    }
+    return this.begin(job, token ?? job.token!);
+  }
+
+  private begin(job: Job<D>, token: string): Promise<unknown> {
+    this.inProcess++;
+    const run = this.handle!(job, token).finally(() => this.inProcess--);
+    // BullMQ's processing of the job takes the rejection; until then it must not count as unhandled.
+    run.catch(() => undefined);
+    return run;
+  }
+
+  protected override async nextJobFromJobData(jobData?: JobJson, jobId?: string, token?: string): Promise<Job<D>> {
+    const job = await super.nextJobFromJobData(jobData, jobId, token);
+    // A job BullMQ is about to fail without running it (a deferred failure) is left to BullMQ.
+    if (job && this.handle && !job.deferredFailure && token !== undefined) this.begun.set(job, this.begin(job, token));
+    return job;
+  }
+}
