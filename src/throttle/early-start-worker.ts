@@ -16,8 +16,10 @@
 // ~400 jobs a second. `fetchMore(n)` sends n fetches beside BullMQ's loop (non-blocking: one that finds
 // the wait list empty costs one call), each job they get processed as BullMQ processes its own
 // (processJob: lock renewal, completion or failure, events). The dispatcher of the process asks for
-// them when a round hands out more than one start; a round of one start (200/s) asks for none. The
-// jobs being processed and the fetches in flight stay within the worker's concurrency, as BullMQ's loop.
+// them when a round hands out more than one start; a round of one start (200/s) asks for none. An extra
+// fetch is sent only while the jobs being processed (by either path) and the fetches in flight are fewer
+// than the worker's concurrency. BullMQ's loop counts only its own jobs, so the two together hold at most
+// twice the concurrency; what they hold is in any case what the dispatcher handed out within its horizon.
 import { Worker, type Job, type JobJson, type Processor, type WorkerOptions } from 'bullmq';
 
 export class EarlyStartWorker<D> extends Worker<D> {
@@ -41,8 +43,8 @@ export class EarlyStartWorker<D> extends Worker<D> {
   }
 
   /**
-   * Sends up to `n` fetches beside BullMQ's loop, as long as the jobs being processed and the fetches
-   * in flight stay within the worker's concurrency (what BullMQ's loop holds at most).
+   * Sends up to `n` fetches beside BullMQ's loop, each only while the jobs being processed (by either
+   * path) and the fetches in flight are fewer than the worker's concurrency.
    */
   fetchMore(n: number): void {
     for (let i = 0; i < n && this.inProcess + this.fetching < this.concurrency && !this.stopped && !this.isPaused(); i++) {
