@@ -47,10 +47,17 @@ export class EarlyStartWorker<D> extends Worker<D> {
    * path) and the fetches in flight are fewer than the worker's concurrency.
    */
   fetchMore(n: number): void {
-    for (let i = 0; i < n && this.inProcess + this.fetching < this.concurrency && !this.stopped && !this.isPaused(); i++) {
+    for (let i = 0; i < n && this.inProcess + this.fetching < this.concurrency && !this.stopped && !this.closing && !this.isPaused(); i++) {
       this.fetching++;
       const token = `${this.id}:x${this.extraSeq++}`;
-      const fetched = this.getNextJob(token, { block: false }).finally(() => this.fetching--);
+      // The backend's fetch, not the worker's: Worker.moveToActive also sets the loop's state from the
+      // reply (the next delayed job's instant as its block deadline, which here is a parked job's, an hour
+      // on), and the loop, told so from beside it, stopped fetching until one of its jobs finished (a
+      // sharded cap on a cluster lost a fifth of its starts: test/integration/throttle/shards.timing.test.ts).
+      // A fetch that finds nothing leaves that state alone.
+      const fetched = (this.backend.moveToActive(token, this.opts.name) as Promise<[JobJson | undefined, string | undefined]>)
+        .then(([jobData, jobId]) => (jobData ? this.nextJobFromJobData(jobData, jobId, token) : undefined))
+        .finally(() => this.fetching--);
       const run = fetched
         .then((job) => (job ? this.processJob(job, token, () => false) : undefined))
         .catch(() => undefined)

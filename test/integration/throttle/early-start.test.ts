@@ -82,10 +82,19 @@ describe("a throttle's BullMQ worker", () => {
     // Completed through BullMQ's processJob: its return value is the job's result.
     const done = await queue.getCompleted();
     expect(done.map((j) => j.returnvalue).sort((a, b) => a - b)).toEqual([...ran].sort((a, b) => a - b));
-    // A fetch that finds nothing: nothing runs, nothing fails.
+    // A fetch that finds nothing: nothing runs, nothing fails, and the loop's own state is left alone.
+    // BullMQ's Worker.moveToActive would set its block deadline to the next delayed job's instant (a
+    // parked job's, an hour on: the loop then stopped fetching until one of its jobs finished).
     await queue.drain();
+    await queue.add('parked', { i: -1 }, { delay: 3_600_000 });
+    const loopState = () => {
+      const w = worker as unknown as { blockUntil: number; limitUntil: number };
+      return { blockUntil: w.blockUntil, limitUntil: w.limitUntil };
+    };
+    const before = loopState();
     worker.fetchMore(3);
     await worker.close();
+    expect(loopState()).toEqual(before);
     expect(ran).toHaveLength(5);
     expect(await queue.getFailedCount()).toBe(0);
     await queue.close();
