@@ -33,7 +33,6 @@ export class EarlyStartWorker<D> extends Worker<D> {
   private extraSeq = 0;
   /** The extra fetches and the processing of what they got, until done (close() waits for them). */
   private readonly extraRuns = new Set<Promise<unknown>>();
-  private stopped = false;
 
   constructor(name: string, handle: (job: Job<D>, token: string) => Promise<unknown>, options: WorkerOptions) {
     let self: EarlyStartWorker<D> | undefined;
@@ -47,7 +46,7 @@ export class EarlyStartWorker<D> extends Worker<D> {
    * path) and the fetches in flight are fewer than the worker's concurrency.
    */
   fetchMore(n: number): void {
-    for (let i = 0; i < n && this.inProcess + this.fetching < this.concurrency && !this.stopped && !this.closing && !this.isPaused(); i++) {
+    for (let i = 0; i < n && this.inProcess + this.fetching < this.concurrency && !this.closing && !this.isPaused(); i++) {
       this.fetching++;
       const token = `${this.id}:x${this.extraSeq++}`;
       // The backend's fetch, not the worker's: Worker.moveToActive also sets the loop's state from the
@@ -66,11 +65,14 @@ export class EarlyStartWorker<D> extends Worker<D> {
     }
   }
 
-  /** Stops the extra fetches, and closes as BullMQ's worker does once the jobs they got are done too. */
+  /**
+   * Closes as BullMQ's worker does, once the jobs the extra fetches got are done too. BullMQ sets
+   * `closing` as the call begins, which stops the extra fetches; its close waits only for the jobs its
+   * own loop fetched, and the shared connection stays open for these.
+   */
   override async close(force?: boolean): Promise<void> {
-    this.stopped = true;
-    // BullMQ's close waits for the jobs its own loop fetched; the shared connection stays open for these.
-    await Promise.all([super.close(force), ...this.extraRuns]);
+    const closed = super.close(force);
+    await Promise.all([closed, ...this.extraRuns]);
   }
 
   /** BullMQ's processor: the run begun at fetch, or (a job fetched otherwise) one begun now. */
