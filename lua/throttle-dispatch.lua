@@ -118,27 +118,62 @@ local next_due = 0
 -- Lanes whose head job does not exist yet, and the instant each was ready by: lane id, µs, ...
 local missing = {}
 
+-- A lane's writes after a hand-out: its fields, and its place in `busy` and `waiting` (or its expiry
+-- once it has nothing queued). `st` holds the fields as handed out (d, c, v, od, oe: numbers).
+local function write_lane(id, st, paused, interval, burst)
+  local lane_key = lane_prefix .. id
+  local depth_text = whole(st[1])
+  redis.call('HSET', lane_key, 'd', depth_text, 'c', whole(st[2]), 'v', whole(st[4]), 'od', whole(st[9]), 'oe', whole(st[10]))
+  redis.call('PEXPIRE', lane_key .. ':o', whole(ttl(math.max(0, st[10] - OUTGOING_LIFE_US - now) / 1000)))
+  if st[1] > 0 then
+    redis.call('ZADD', KEYS[4], depth_text, id)
+    redis.call('ZADD', KEYS[1], whole(lane_eligible(st[2], paused, interval, burst, margin)), id)
+  else
+    redis.call('ZREM', KEYS[4], id)
+    redis.call('PEXPIRE', lane_key, whole(ttl(math.max(0, st[2] - now) / 1000)))
+  end
+end
+
+-- A run: one lane handed out again and again while no other lane is due within the horizon (no cap,
+-- no quota). Its next hand-out is then its own whatever the order of the sets, so it stays out of
+-- `waiting` and `ready` meanwhile, its fields are kept here, and they are written once, as the run
+-- ends (write_lane): a lane faster than its workers (a backlog's drain) made ~20 calls a hand-out, ~10 of
+-- them moving it through the sets and writing it again. Nothing else writes those sets within this
+-- call, so a lane alone when its run begins stays alone.
+local run = nil
+local crowded = false
+
+local function end_run()
+  if run then write_lane(run.id, run.st, run.paused, run.interval, run.burst) end
+  run = nil
+end
+
 while n < max_jobs do
   local t = floor
   if capped and global_slot > t then t = global_slot end
   if t > horizon then next_due = t; break end
-  -- Lanes whose own rate allows a start by t (without a cap: within the horizon) become ready.
-  local by = capped and t or horizon
-  local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', whole(by), 'LIMIT', '0', '128')
-  if #moving > 0 then
-    -- One ZREM and one ZADD for them all (up to 128), each lane scored by its tag as stored: a score
-    -- text ZADD parses itself (no number made and printed again here).
-    local tagged = {}
-    for i, id in ipairs(moving) do
-      tagged[2 * i - 1] = redis.call('HGET', lane_prefix .. id, 'v') or '0'
-      tagged[2 * i] = id
+  local top
+  if run then
+    top = {run.id}
+  else
+    -- Lanes whose own rate allows a start by t (without a cap: within the horizon) become ready.
+    local by = capped and t or horizon
+    local moving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', whole(by), 'LIMIT', '0', '128')
+    if #moving > 0 then
+      -- One ZREM and one ZADD for them all (up to 128), each lane scored by its tag as stored: a score
+      -- text ZADD parses itself (no number made and printed again here).
+      local tagged = {}
+      for i, id in ipairs(moving) do
+        tagged[2 * i - 1] = redis.call('HGET', lane_prefix .. id, 'v') or '0'
+        tagged[2 * i] = id
+      end
+      redis.call('ZREM', KEYS[1], unpack(moving))
+      redis.call('ZADD', KEYS[2], unpack(tagged))
     end
-    redis.call('ZREM', KEYS[1], unpack(moving))
-    redis.call('ZADD', KEYS[2], unpack(tagged))
+    -- The lane with the smallest tag, taken out of `ready` (every branch below but a queue quota's leaves
+    -- it out: that one puts it back as it was).
+    top = redis.call('ZPOPMIN', KEYS[2])
   end
-  -- The lane with the smallest tag, taken out of `ready` (every branch below but a queue quota's leaves
-  -- it out: that one puts it back as it was).
-  local top = redis.call('ZPOPMIN', KEYS[2])
   if #top == 0 then
     local first = redis.call('ZRANGE', KEYS[1], '0', '0', 'WITHSCORES')
     if #first == 0 then break end
@@ -153,6 +188,8 @@ while n < max_jobs do
     -- The lane's head member, taken out of its queue: handed out below, or put back as it was
     -- (ZPOPMIN's score text is its exact score) when the lane has to wait for it.
     local head = redis.call('ZPOPMIN', queue_key)
+    -- (A run ends at anything but a hand-out: the lane is written first, as after its last one.)
+    if #head == 0 then end_run() end
     if #head == 0 then
       -- Counted busy with nothing queued (repaired meanwhile): idle it.
       deactivate_lane(id, KEYS[1], KEYS[2])
@@ -169,6 +206,7 @@ while n < max_jobs do
       local bull_job = string.sub(job_id, 1, 1) ~= 'p'
       local parked = bull_job and #quotas == 0 and redis.call('ZREM', KEYS[7], job_id) == 1
       if bull_job and not parked and redis.call('EXISTS', job_prefix .. job_id) == 0 then
+        end_run()
         -- Admitted, not enqueued yet (its submitter's add is a moment behind the admission, or lost:
         -- lane repair frees it). FIFO: the lane waits for it, out of this call, and is looked at again
         -- missingRetryUs from now (a new lane's first start would otherwise wait a whole horizon).
@@ -176,7 +214,7 @@ while n < max_jobs do
         missing[#missing + 1] = id
         missing[#missing + 1] = t
       else
-        local st = redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue', 'od', 'oe')
+        local st = run and run.st or redis.call('HMGET', lane_key, 'd', 'c', 'p', 'v', 'i', 'b', 'ui', 'ue', 'od', 'oe')
         local depth = tonumber(st[1] or 0) - cost
         local tat = tonumber(st[2] or 0)
         local paused = tonumber(st[3] or 0)
@@ -242,26 +280,32 @@ while n < max_jobs do
           out_until = math.max(out_until, tonumber(st[10]))
         end
         redis.call('ZADD', lane_key .. ':o', start_text, member)
-        redis.call('PEXPIRE', lane_key .. ':o', whole(ttl(math.max(0, out_until - OUTGOING_LIFE_US - now) / 1000)))
         if bull_job then promote(job_id, parked) end
         out[#out + 1] = job_id
         out[#out + 1] = id
         out[#out + 1] = start
         n = n + 1
-        local depth_text = whole(math.max(0, depth))
-        redis.call('HSET', lane_key, 'd', depth_text, 'c', whole(tat), 'v', whole(tag), 'od', whole(out_units + cost), 'oe', whole(out_until))
-        if depth > 0 then
-          redis.call('ZADD', KEYS[4], depth_text, id)
-          redis.call('ZADD', KEYS[1], whole(lane_eligible(tat, paused, interval, burst, margin)), id)
+        st[1], st[2], st[4], st[9], st[10] = math.max(0, depth), tat, tag, out_units + cost, out_until
+        -- The lane goes on as a run when it is due again within the horizon and no other lane is (looked
+        -- up once, as a run begins); else its writes now (and a run's, deferred till here).
+        local alone = run ~= nil
+        if not alone and not crowded and depth > 0 and not capped and #quotas == 0 and n < max_jobs and lane_eligible(tat, paused, interval, burst, margin) <= horizon then
+          alone = redis.call('ZCARD', KEYS[2]) == 0 and #redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', whole(horizon), 'LIMIT', '0', '1') == 0
+          -- Other lanes due: not looked up again in this call (they are handed out in turn with it).
+          crowded = not alone
+        end
+        if alone and depth > 0 and n < max_jobs and lane_eligible(tat, paused, interval, burst, margin) <= horizon then
+          run = run or { id = id, st = st, paused = paused, interval = interval, burst = burst }
         else
-          redis.call('ZREM', KEYS[4], id)
-          redis.call('PEXPIRE', lane_key, whole(ttl(math.max(0, tat - now) / 1000)))
+          run = nil
+          write_lane(id, st, paused, interval, burst)
         end
         end
       end
     end
   end
 end
+end_run()
 mark_promoted()
 if n == max_jobs then next_due = now end
 if next_due == 0 and redis.call('ZCARD', KEYS[2]) > 0 then next_due = math.max(floor, global_slot) end
