@@ -76,11 +76,10 @@ function batchedLua(source: string, read: (name: string) => string): ScriptParts
 /**
  * Scripts of several keys that also exist in a batched form: calls issued in one turn of the event loop
  * go as one script call, each still atomic on its own (the all-or-nothing decisions of many requests,
- * src/limiters/all-or-nothing.ts; the throttle admissions of many submits, and the starts a worker
- * confirms in one turn, src/throttle/lane-scripts.ts).
+ * src/limiters/all-or-nothing.ts; the throttle admissions of many submits, src/throttle/lane-scripts.ts).
  * One node only.
  */
-export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttle-admit', 'throttle-start', 'throttle-started']);
+export const MANY_KEY_BATCHED: ReadonlySet<string> = new Set(['limits', 'throttle-admit']);
 
 /**
  * Many-key scripts whose body is one call of an include's function that takes a call's place in KEYS

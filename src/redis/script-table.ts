@@ -71,15 +71,10 @@ export const SCRIPT_TABLE = {
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack', 'wait', 'marker'],
     argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund'],
-    batchShared: {
-      keys: ['busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'wait', 'marker'],
-      argv: ['now', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas'],
-    },
   },
   'throttle-started': {
     keys: ['lane', 'laneOutgoing', 'events'],
     argv: ['member', 'startUs', 'eventJobId', 'eventDetail', 'eventMaxLen'],
-    batchShared: { keys: ['events'], argv: ['eventMaxLen'] },
   },
   'throttle-release': {
     keys: ['lane', 'laneQueue', 'busy', 'waiting', 'ready'],

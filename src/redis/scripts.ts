@@ -41,19 +41,6 @@ export function repeatsArgs(prev: ManyKeyCall, c: ManyKeyCall): boolean {
   return true;
 }
 
-/**
- * When a worker's calls of a many-key script are sent (the others wait for the end of the turn of the
- * event loop: setImmediate). Deferred to the turn's end, a call leaves the tick's other writes (BullMQ's
- * fetch and completion, coalesced per tick: write-coalescing.ts) for a socket write and a Redis read of
- * its own (bench/start-cost.ts at 1,000/s: 3.5 -> 4.3 writes a job).
- *   'microtask': the calls made until the current microtasks have run go as one batch, before the
- *     tick's writes leave: the gate's calls for the jobs of one read of fetch replies.
- *   'first-at-once': the turn's first call goes now, with the tick's writes; the calls that follow it in
- *     the same turn go as one batch at its end: start confirmations, one per timer callback, which at a
- *     backlog's pace fire many a turn.
- */
-const FLUSH_EARLY: Readonly<Record<string, 'microtask' | 'first-at-once'>> = { 'throttle-start': 'microtask', 'throttle-started': 'microtask' };
-
 /** Whether `c` may be sent sharing `prev`'s batchShared keys and arguments (both full length, same values there). */
 function sharesWith(sharing: BatchSharing, prev: ManyKeyCall, c: ManyKeyCall): boolean {
   if (c.keys.length !== sharing.keyCount || c.args.length !== sharing.argCount) return false;
@@ -122,8 +109,6 @@ export class ScriptRegistry {
   private readonly queues = new Map<string, BatchableCall[]>();
   /** The same for the many-key scripts. */
   private readonly manyQueues = new Map<string, ManyKeyCall[]>();
-  /** The 'first-at-once' queues (FLUSH_EARLY) whose first call of this turn went already (the rest wait for its end). */
-  private readonly openTurns = new Set<string>();
   /** The many-key scripts whose batches share keys and arguments between calls (script-table batchShared). */
   private readonly sharing = new Map<string, BatchSharing>();
   /** Scripts loaded (or being loaded) ahead of their first call by `load`. */
@@ -320,24 +305,6 @@ export class ScriptRegistry {
     }
     // One queue per script, and on a cluster per slot: a batch's keys must all be in one slot.
     const at = client instanceof Cluster && call.keys.length > 0 ? `${name}\u0000${calculateSlot(call.keys[0]!)}` : name;
-    const early = FLUSH_EARLY[name];
-    if (early === 'microtask') {
-      if (this.enqueueMany(at, call)) queueMicrotask(() => this.flushMany(name, at));
-      return;
-    }
-    if (early === 'first-at-once') {
-      if (this.openTurns.has(at)) {
-        this.enqueueMany(at, call);
-        return;
-      }
-      this.openTurns.add(at);
-      setImmediate(() => {
-        this.openTurns.delete(at);
-        this.flushMany(name, at);
-      });
-      this.sendMany(name, [call]);
-      return;
-    }
     if (this.enqueueMany(at, call)) setImmediate(() => this.flushMany(name, at));
   }
 

@@ -147,30 +147,43 @@ export class LaneScripts {
    */
   async start(laneId: string, jobId: string, cost: number, how: StartMode = { mode: 'start' }, now = ''): Promise<StartReply> {
     const t = this.timing;
-    const k = this.keys;
-    const s = this.scheduleKeys;
-    // Positional, in the order of the script table's 'throttle-start'. The jobs a worker fetches in one
-    // turn of the event loop (a round's extra fetches answered together) ask in one script call, each
-    // still atomic and in issue order (src/redis/scripts.ts submitMany).
-    const keys = [k.lane(laneId), k.laneQueue(laneId), k.busy, k.global, k.dispatched, k.waiting, k.ready, k.wake, k.laneOutgoing(laneId), k.laneBack(laneId), s.wait, s.marker];
-    const args: ScriptArg[] = [
-      now,
-      laneMember(jobId, cost),
-      laneId,
-      how.mode,
-      how.mode === 'late' ? how.heldUs : how.mode === 'requeue' && how.slotUs ? how.slotUs : '',
-      t.laneIntervalUs,
-      this.burst,
-      t.globalIntervalUs,
-      t.marginPpm,
-      t.leadUs,
-      t.deliveryUs,
-      t.lateToleranceUs,
-      t.quotas.arg(now),
-      how.mode === 'requeue' && !how.callMade ? 1 : 0,
-    ];
-    const reply = await new Promise<unknown>((resolve, reject) => this.scripts.submitMany('throttle-start', new ScriptCall(keys, args, resolve, reject)));
-    const [go, at, nowUs] = integerArray('throttle-start', reply, 3) as [number, number, number];
+    const [go, at, nowUs] = integerArray(
+      'throttle-start',
+      await this.scripts.run(
+        'throttle-start',
+        {
+          lane: this.keys.lane(laneId),
+          laneQueue: this.keys.laneQueue(laneId),
+          busy: this.keys.busy,
+          global: this.keys.global,
+          dispatched: this.keys.dispatched,
+          waiting: this.keys.waiting,
+          ready: this.keys.ready,
+          wake: this.keys.wake,
+          laneOutgoing: this.keys.laneOutgoing(laneId),
+          laneBack: this.keys.laneBack(laneId),
+          wait: this.scheduleKeys.wait,
+          marker: this.scheduleKeys.marker,
+        },
+        {
+          now,
+          member: laneMember(jobId, cost),
+          laneId,
+          mode: how.mode,
+          heldUs: how.mode === 'late' ? how.heldUs : how.mode === 'requeue' && how.slotUs ? how.slotUs : '',
+          laneIntervalUs: t.laneIntervalUs,
+          burst: this.burst,
+          globalIntervalUs: t.globalIntervalUs,
+          marginPpm: t.marginPpm,
+          horizonUs: t.leadUs,
+          deliveryUs: t.deliveryUs,
+          lateToleranceUs: t.lateToleranceUs,
+          quotas: t.quotas.arg(now),
+          refund: how.mode === 'requeue' && !how.callMade ? 1 : 0,
+        },
+      ),
+      3,
+    ) as [number, number, number];
     if (go === 1) return { go: true, startUs: at, nowUs };
     // A start moved more than a horizon ahead: ask again a horizon before it (lua/throttle-start.lua).
     if (go === 2) return { go: false, askAtUs: at, nowUs };
@@ -184,13 +197,11 @@ export class LaneScripts {
    * started, or the job had gone back to its lane).
    */
   async started(laneId: string, jobId: string, cost: number, startUs: number, event?: JobEventDetail): Promise<boolean> {
-    // Positional, in the order of the script table's 'throttle-started'. The starts a process makes in
-    // one turn of the event loop (the timers of a backlog's starts fire together) go as one script call,
-    // each still atomic (src/redis/scripts.ts submitMany): one call each cost Redis about as much as a
-    // BullMQ completion.
-    const keys = [this.keys.lane(laneId), this.keys.laneOutgoing(laneId), this.keys.events];
-    const args: ScriptArg[] = [laneMember(jobId, cost), startUs, event ? jobId : '', event ? JSON.stringify(event) : '', EVENT_STREAM_MAXLEN];
-    const reply = await new Promise<unknown>((resolve, reject) => this.scripts.submitMany('throttle-started', new ScriptCall(keys, args, resolve, reject)));
+    const reply = await this.scripts.run(
+      'throttle-started',
+      { lane: this.keys.lane(laneId), laneOutgoing: this.keys.laneOutgoing(laneId), events: this.keys.events },
+      { member: laneMember(jobId, cost), startUs, eventJobId: event ? jobId : '', eventDetail: event ? JSON.stringify(event) : '', eventMaxLen: EVENT_STREAM_MAXLEN },
+    );
     return integerReply('throttle-started', reply) === 1;
   }
 
@@ -346,34 +357,6 @@ function admitReply(raw: unknown): AdmitReply {
  * sent by then is never sent, so a submit answered with an error admitted nothing unless its call was
  * already on the way (then its job and unit exist together, as for any admission).
  */
-/** A call of a many-key script with no deadline: pending until Redis answers (or the connection fails it). */
-class ScriptCall implements ManyKeyCall {
-  private answered = false;
-
-  constructor(
-    readonly keys: readonly string[],
-    readonly args: readonly ScriptArg[],
-    private readonly resolve: (reply: unknown) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {}
-
-  get pending(): boolean {
-    return !this.answered;
-  }
-
-  onReply(reply: unknown): void {
-    if (this.answered) return;
-    this.answered = true;
-    this.resolve(reply);
-  }
-
-  onError(error: unknown): void {
-    if (this.answered) return;
-    this.answered = true;
-    this.reject(error);
-  }
-}
-
 class AdmitCall extends Deadline implements ManyKeyCall {
   private readonly forever: boolean;
 

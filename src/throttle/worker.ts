@@ -104,8 +104,6 @@ export class ThrottleWorker {
   private closing = false;
   /** The process's handler slots, shared by the shards' workers: `concurrency` handlers in all. */
   private readonly handlerSlots: Semaphore;
-  /** The start confirmations (lane-scripts.ts started) not answered yet, by job id: a job's later events wait for its own. */
-  private readonly startedCalls = new Map<string, Promise<unknown>>();
   private readonly dispatching: Throttle[] = [];
   private allocating: Throttle | undefined;
   /** @internal How long the start-up collections took (ms; collectAtStart), undefined when none ran in this worker. */
@@ -195,13 +193,13 @@ export class ThrottleWorker {
     // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
     worker.on('completed', (job) => {
       observer?.onFinish?.({ queue: throttle.name, outcome: 'completed', durationMs: (job.finishedOn ?? 0) - (job.processedOn ?? 0) });
-      void this.afterStarted(job.id!, () => throttle.recordEvent('completed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade }));
+      void throttle.recordEvent('completed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade });
     });
     worker.on('failed', (job) => {
       if (!job) return;
       const retrying = job.attemptsMade < (job.opts.attempts ?? 1);
       observer?.onFinish?.({ queue: throttle.name, outcome: retrying ? 'retrying' : 'failed', durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now()) });
-      void this.afterStarted(job.id!, () => throttle.recordEvent('failed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade, failedReason: job.failedReason, retrying }));
+      void throttle.recordEvent('failed', job.id!, { ...whose(job), attemptsMade: job.attemptsMade, failedReason: job.failedReason, retrying });
     });
     const secret = o.callbackSecret ?? process.env.SLUICE_CALLBACK_SECRET;
     if (secret) throttle.callbacks.start(secret);
@@ -217,12 +215,6 @@ export class ThrottleWorker {
       timer.unref();
       this.repairTimers.push(timer);
     }
-  }
-
-  /** Runs `write` (one of the job's events) once its 'started' event is written, at once when it is. */
-  private afterStarted(jobId: string, write: () => Promise<unknown>): Promise<unknown> {
-    const started = this.startedCalls.get(jobId);
-    return started ? started.then(write) : write();
   }
 
   /** The callback's body (the outcome, as the job's status would show it) and its queued delivery. */
@@ -283,12 +275,8 @@ export class ThrottleWorker {
         };
         // The lane's unit is free from now (until this call arrives, the lane counts the job as not
         // started: its bound holds while a worker is late), with the 'started' event in the same call.
-        // Issued before the handler runs; it may go with the other starts of this turn, at the turn's
-        // end (one script call, lane-scripts.ts), so the job's progress events and the events of its
-        // outcome are written once it is answered: in the stream the 'started' event comes first.
-        const startedCall = lanes.started(lane, job.id!, cost, slotUs, { ...whose(job), attemptsMade: job.attemptsMade + 1 }).catch(() => undefined);
-        this.startedCalls.set(job.id!, startedCall);
-        void startedCall.then(() => this.startedCalls.delete(job.id!));
+        // Sent before the handler runs, so the event precedes the handler's progress events in the stream.
+        void lanes.started(lane, job.id!, cost, slotUs, { ...whose(job), attemptsMade: job.attemptsMade + 1 }).catch(() => undefined);
         try {
           const upstream = async (report: UpstreamReport, scope?: UpstreamScope) => {
             if (report.cost !== undefined) await reconcile(report.cost);
@@ -298,7 +286,6 @@ export class ThrottleWorker {
           };
           const progress = async (value: number | string | boolean | object) => {
             await job.updateProgress(value);
-            await startedCall;
             await throttle.recordEvent('progress', job.id!, { ...whose(job), progress: value });
           };
           return Promise.resolve(this.handler({ id: job.id!, data, cost, lane, attemptsMade: job.attemptsMade, slotMs: slotUs / 1000, raw: job, upstream, assertOnTime, progress }));
