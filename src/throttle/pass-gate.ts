@@ -5,6 +5,7 @@ import type { ThrottleTiming } from './config.js';
 import type { LaneScripts, StartMode, StartReply } from './lane-scripts.js';
 import { redisClock, wallMs } from './redis-clock.js';
 import { sleep } from './sleep.js';
+import { untilStart } from './start-clock.js';
 
 /** Between two gate calls refused because the throttle's slot is being migrated (ms). */
 const MIGRATING_RETRY_MS = 100;
@@ -69,7 +70,9 @@ export async function passGate<R>(
     // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
     // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
     const startAt = redisClock.toLocal(gate.startUs) - performance.timeOrigin;
-    await sleep(startAt - performance.now());
+    // In start order with the process's other jobs (start-clock.ts): a lane's jobs take the handler
+    // slots in its order.
+    await untilStart(startAt);
     await enter();
     const lateMs = performance.now() - startAt;
     if (lateMs > timing.lateToleranceUs / 1000) {
