@@ -188,9 +188,9 @@ while n < max_jobs do
     -- The lane's head member, taken out of its queue: handed out below, or put back as it was
     -- (ZPOPMIN's score text is its exact score) when the lane has to wait for it.
     local head = redis.call('ZPOPMIN', queue_key)
-    -- (A run ends at anything but a hand-out: the lane is written first, as after its last one.)
-    if #head == 0 then end_run() end
     if #head == 0 then
+      -- (A run ends at anything but a hand-out: the lane is written first, as after its last one.)
+      end_run()
       -- Counted busy with nothing queued (repaired meanwhile): idle it.
       deactivate_lane(id, KEYS[1], KEYS[2])
       redis.call('ZREM', KEYS[4], id)
