@@ -288,13 +288,13 @@ while n < max_jobs do
         st[1], st[2], st[4], st[9], st[10] = math.max(0, depth), tat, tag, out_units + cost, out_until
         -- The lane goes on as a run when it is due again within the horizon and no other lane is (looked
         -- up once, as a run begins); else its writes now (and a run's, deferred till here).
-        local alone = run ~= nil
-        if not alone and not crowded and depth > 0 and not capped and #quotas == 0 and n < max_jobs and lane_eligible(tat, paused, interval, burst, margin) <= horizon then
-          alone = redis.call('ZCARD', KEYS[2]) == 0 and #redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', whole(horizon), 'LIMIT', '0', '1') == 0
+        local again = depth > 0 and n < max_jobs and not capped and #quotas == 0 and lane_eligible(tat, paused, interval, burst, margin) <= horizon
+        if again and not run then
           -- Other lanes due: not looked up again in this call (they are handed out in turn with it).
-          crowded = not alone
+          if not crowded then crowded = redis.call('ZCARD', KEYS[2]) > 0 or #redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', whole(horizon), 'LIMIT', '0', '1') > 0 end
+          again = not crowded
         end
-        if alone and depth > 0 and n < max_jobs and lane_eligible(tat, paused, interval, burst, margin) <= horizon then
+        if again then
           run = run or { id = id, st = st, paused = paused, interval = interval, burst = burst }
         else
           run = nil
