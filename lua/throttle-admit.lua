@@ -30,15 +30,17 @@
 -- ARGV[12] enqueueWithinUs: µs after admission by which the submitter has enqueued the job or given up
 -- ARGV[13] planName: the lane's plan name ('' or absent: none), kept in the lane hash (field n) for the admin view
 -- ARGV[14] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' or absent = none)
--- ARGV[15] park: '1' to write the BullMQ delayed job with the admission (submit); '' or absent: the
+-- ARGV[15] controlVersion: the control version the caller's view of operators' overrides is at (0:
+--          none); a lane whose override is newer (its field ov) keeps its interval and burst
+-- ARGV[16] park: '1' to write the BullMQ delayed job with the admission (submit); '' or absent: the
 --          member only, indexed in pending (readmit, schedule(): the caller has or needs no job)
--- ARGV[16] jobName: the BullMQ job name (the throttle's name)
--- ARGV[17] dataHead: the job data JSON up to the predicted start: '{"l":<lane>,"c":<cost>,"p":<payload>'
--- ARGV[18] dataTail: the rest of the job data JSON after ',"s":<start ms>', closing brace included
--- ARGV[19] optsTail: the job options JSON after '{"jobId":"<id>"', closing brace included (delay = parkMs)
--- ARGV[20] parkMs: the BullMQ delay the job is parked with (the dispatcher promotes it long before), a whole number
--- ARGV[21] eventHead: the 'admitted' event's detail JSON up to ',"startsAtMs":..' ('{"lane":..,"tenant":..')
--- ARGV[22] eventMaxLen: the event stream's approximate cap (MAXLEN ~)
+-- ARGV[17] jobName: the BullMQ job name (the throttle's name)
+-- ARGV[18] dataHead: the job data JSON up to the predicted start: '{"l":<lane>,"c":<cost>,"p":<payload>'
+-- ARGV[19] dataTail: the rest of the job data JSON after ',"s":<start ms>', closing brace included
+-- ARGV[20] optsTail: the job options JSON after '{"jobId":"<id>"', closing brace included (delay = parkMs)
+-- ARGV[21] parkMs: the BullMQ delay the job is parked with (the dispatcher promotes it long before), a whole number
+-- ARGV[22] eventHead: the 'admitted' event's detail JSON up to ',"startsAtMs":..' ('{"lane":..,"tenant":..')
+-- ARGV[23] eventMaxLen: the event stream's approximate cap (MAXLEN ~)
 -- returns {code, a, b, now}:
 --   { 1, start µs, position, now}  admitted; start = predicted start; position = jobs ahead of it in the lane
 --   { 2, start µs, position, now}  duplicate, still queued: the first job
@@ -80,8 +82,8 @@ if ARGV[11] == '1' then
     predicted = tonumber(predicted)
     if predicted < 0 then predicted = now end
     -- An admission whose submitter (of an older version) died before its enqueue: the job now comes with it.
-    if ARGV[15] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then
-      park_job(KEYS[4], KEYS[10], job_id, ARGV[16], ARGV[17] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[18], ARGV[19], ARGV[20])
+    if ARGV[16] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then
+      park_job(KEYS[4], KEYS[10], job_id, ARGV[17], ARGV[18] .. ',"s":' .. int(math.ceil(predicted / 1000)) .. ARGV[19], ARGV[20], ARGV[21])
     end
     return {2, predicted, redis.call('ZRANK', KEYS[2], member), now}
   end
@@ -89,6 +91,12 @@ if ARGV[11] == '1' then
 end
 
 local state = lane_state(KEYS[1])
+-- An override newer than this caller's view of them: the lane's interval and burst hold, not the caller's.
+local interval_text, burst_text = ARGV[5], ARGV[6]
+if state[7] then
+  interval_text, burst_text = lane_limits(KEYS[1], state[7], ARGV[15], interval_text, burst_text)
+  lane_interval, burst = tonumber(interval_text), tonumber(burst_text)
+end
 local depth = tonumber(state[3] or 0)
 -- A unit is the lane's until its job starts: queued, or handed to a worker and not started yet.
 settle_outgoing(KEYS[1], KEYS[9], now, state, KEYS[7], KEYS[12], lane_id)
@@ -175,10 +183,10 @@ local position = tail.count
 redis.call('ZADD', KEYS[2], whole(order), member)
 tail.last, tail.count = order, position + 1
 local start_ms = whole(math.ceil(start / 1000))
-if ARGV[15] == '1' then
-  park_job(KEYS[4], KEYS[10], job_id, ARGV[16], ARGV[17] .. ',"s":' .. start_ms .. ARGV[18], ARGV[19], ARGV[20])
-  redis.call('XADD', KEYS[11], 'MAXLEN', '~', ARGV[22], '*', 'e', 'admitted', 'j', job_id, 'd',
-    ARGV[21] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. whole(position) .. '}')
+if ARGV[16] == '1' then
+  park_job(KEYS[4], KEYS[10], job_id, ARGV[17], ARGV[18] .. ',"s":' .. start_ms .. ARGV[19], ARGV[20], ARGV[21])
+  redis.call('XADD', KEYS[11], 'MAXLEN', '~', ARGV[23], '*', 'e', 'admitted', 'j', job_id, 'd',
+    ARGV[22] .. ',"startsAtMs":' .. start_ms .. ',"position":' .. whole(position) .. '}')
 else
   redis.call('ZADD', KEYS[5], now + tonumber(ARGV[12]), member .. '|' .. lane_id)
 end
@@ -196,9 +204,9 @@ state[3] = depth + cost
 if depth == 0 then
   state[5] = math.max(tonumber(state[5] or 0), tonumber(g[5] or 0))
   if plan then
-    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6], 'n', plan, 'v', whole(state[5]))
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', interval_text, 'b', burst_text, 'n', plan, 'v', whole(state[5]))
   else
-    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6], 'v', whole(state[5]))
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', interval_text, 'b', burst_text, 'v', whole(state[5]))
   end
   redis.call('PERSIST', KEYS[1])
   redis.call('ZADD', KEYS[3], depth_text, lane_id)
@@ -211,9 +219,9 @@ if depth == 0 then
   wake_once(KEYS[8])
 else
   if plan then
-    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6], 'n', plan)
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', interval_text, 'b', burst_text, 'n', plan)
   else
-    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', ARGV[5], 'b', ARGV[6])
+    redis.call('HSET', KEYS[1], 'd', depth_text, 'i', interval_text, 'b', burst_text)
   end
   redis.call('ZADD', KEYS[3], depth_text, lane_id)
 end

@@ -31,6 +31,8 @@
 -- ARGV[14] refund: '1' when a job sent back ('requeue') with its slot never made its call: the quota
 --          units the dispatcher counted for that slot are given back ('0': the call was made, e.g. the
 --          upstream answered 429, and it counts)
+-- ARGV[15] controlVersion: the control version the worker's view of operators' overrides is at (0:
+--          none): a lane whose override is newer keeps its interval and burst (includes/lane.lua lane_limits)
 -- returns {1, start µs, now µs}  go: start the job at `start`
 --         {2, slot µs, now µs}   ask again a horizon before `slot` (a start moved more than a horizon ahead)
 --         {0, slot µs, now µs}  not now: the worker parks the job in BullMQ's delayed set, then calls
@@ -55,8 +57,6 @@ local member = ARGV[2]
 local lane_id = ARGV[3]
 local mode = ARGV[4]
 local cost = member_cost(member)
-local interval = number_of(ARGV[6])
-local burst = number_of(ARGV[7])
 local global_interval = number_of(ARGV[8])
 local margin = number_of(ARGV[9])
 local tolerance = number_of(ARGV[12])
@@ -90,8 +90,11 @@ local function requeue(slot)
     order = head[2] and tonumber(head[2]) - 1 or now - BACK_OFFSET
   end
   redis.call('ZADD', KEYS[2], order, member)
-  local depth = tonumber(redis.call('HGET', KEYS[1], 'd') or 0) + cost
-  redis.call('HSET', KEYS[1], 'd', depth, 'i', interval, 'b', burst)
+  local st = redis.call('HMGET', KEYS[1], 'd', 'ov')
+  local depth = tonumber(st[1] or 0) + cost
+  -- The worker's interval and burst, unless an override it has not seen yet was written meanwhile.
+  local interval_text, burst_text = lane_limits(KEYS[1], st[2], ARGV[15], ARGV[6], ARGV[7])
+  redis.call('HSET', KEYS[1], 'd', depth, 'i', interval_text, 'b', burst_text)
   settle_lane(KEYS[1], KEYS[3], lane_id, depth, now, 0)
   if depth == cost then activate_lane(KEYS[1], lane_id, KEYS[6], KEYS[4], KEYS[8], margin) end
   return {0, 0, now}
@@ -124,9 +127,12 @@ local function movable_later(held, expires, latest_started)
 end
 
 local function late(held)
-  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe', 'ls')
+  local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe', 'ls', 'ov')
   local tat = tonumber(st[1] or 0)
-  local lane_interval = learned(interval, st[3], st[4], now)
+  -- Paced as the dispatcher paces the lane: by an override this worker has not seen yet, if any.
+  local interval_text, burst_text = lane_limits(KEYS[1], st[7], ARGV[15], ARGV[6], ARGV[7])
+  local burst = tonumber(burst_text)
+  local lane_interval = learned(tonumber(interval_text), st[3], st[4], now)
   local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
   local cap = learned(shared(global_interval, g[5], g[6], now), g[2], g[3], now)
   -- Later jobs of its lane were handed out after it (the lane's meter is past this job's own span).

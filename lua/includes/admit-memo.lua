@@ -43,14 +43,14 @@ local function lane_tail(key)
   return t
 end
 
--- A lane's fields c, p, d, od, v, oe: read by the run's first admission into the lane, then kept up to
+-- A lane's fields c, p, d, od, v, oe, ov: read by the run's first admission into the lane, then kept up to
 -- date by the admissions (only they write the lane inside an admission batch: d, od, v; never c, p or oe).
 local lane_memo = {}
 
 local function lane_state(key)
   local st = lane_memo[key]
   if not st then
-    st = redis.call('HMGET', key, 'c', 'p', 'd', 'od', 'v', 'oe')
+    st = redis.call('HMGET', key, 'c', 'p', 'd', 'od', 'v', 'oe', 'ov')
     lane_memo[key] = st
   end
   return st

@@ -9,6 +9,9 @@
 --   i  the lane's interval in µs (1e6 / its rate: plan, override), b  its burst, as its last admission
 --      (or an operator's override) set them: the dispatcher paces the lane by them
 --   n  the plan of the lane's last admission (shown by the admin API)
+--   ov the control version of the operator's override (or its removal) last written into i and b
+--      (lua/throttle-limits.lua): a caller whose view of the overrides is older neither writes nor
+--      paces by its own i and b (lane_limits below)
 --   od cost units handed to the workers whose start their worker has not confirmed yet (they still
 --      hold their place in the lane's capacity: lua/throttle-started.lua frees each at its job's start)
 --   ls the latest start (µs) of the lane that a worker confirmed: a late job may move the lane's later
@@ -35,6 +38,19 @@
 -- out, which is their FIFO order. A member handed out again keeps that key (the lane's `:k` hash holds
 -- it meanwhile), so being sent back twice does not move it behind a younger one.
 local BACK_OFFSET = 4000000000000000
+
+-- The interval and burst (as text) a caller may pace the lane by and write into it: its own, or the
+-- lane's when an override newer than the caller's view of them (control `version`, which every process
+-- polls every 250 ms) was written into the lane (`ov`). Without this, a process that had not seen the
+-- override yet (an admission, a job sent back to its lane) wrote the replaced interval back, and the
+-- lane's queued work went on at it until the next admission.
+local function lane_limits(lane_key, ov, version, interval_text, burst_text)
+  if ov and tonumber(ov) > (tonumber(version) or 0) then
+    local st = redis.call('HMGET', lane_key, 'i', 'b')
+    if st[1] then return st[1], st[2] or burst_text end
+  end
+  return interval_text, burst_text
+end
 
 -- Members carry the cost so that the lane can be repaired from the member alone.
 local function member_cost(member)

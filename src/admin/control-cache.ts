@@ -20,7 +20,7 @@ export interface ControlCacheOptions {
 const NONE: QueueControl = { draining: false, paused: false };
 
 export class ControlCache implements LaneOverrides {
-  private version: string | null | undefined;
+  private versionRead: string | null | undefined;
   private overridesByQueue = new Map<string, Map<string, StoredOverride>>();
   private controlByQueue = new Map<string, QueueControl>();
   private timer: NodeJS.Timeout | undefined;
@@ -50,6 +50,10 @@ export class ControlCache implements LaneOverrides {
     return o && inForce(o, Date.now()) ? limitsOfOverride(o) : undefined;
   }
 
+  get version(): number {
+    return Number(this.versionRead ?? 0) || 0;
+  }
+
   control(queue: string): QueueControl {
     return this.controlByQueue.get(queue) ?? NONE;
   }
@@ -64,9 +68,10 @@ export class ControlCache implements LaneOverrides {
     try {
       await whenReady(this.redis, 2_000);
       const version = await this.redis.get(this.keys.version);
-      if (force || version !== this.version) {
+      if (force || version !== this.versionRead) {
         await this.readAll();
-        this.version = version;
+        // Read before the state: the state is at least at this version.
+        this.versionRead = version;
       }
       this.checkTimedPauses();
     } catch (error) {

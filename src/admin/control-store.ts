@@ -26,22 +26,21 @@ export class ControlStore {
     private readonly keys: ControlKeys,
   ) {}
 
-  async setOverride(t: ThrottleKeys, lane: string, body: OverrideBody, by: string, nowMs: number): Promise<StoredOverride> {
+  /** `version`: the control version of the change (lanes are paced by it: Throttle.applyLimits). */
+  async setOverride(t: ThrottleKeys, lane: string, body: OverrideBody, by: string, nowMs: number): Promise<{ stored: StoredOverride; version: number }> {
     await this.ready();
     const { until, ...limits } = body;
     const stored: StoredOverride = { lane, ...limits, ...(until !== undefined ? { untilMs: Date.parse(until) } : {}), by, atMs: nowMs };
     const { lane: _lane, ...value } = stored;
     await this.redis.hset(this.keys.overrides(t), lane, JSON.stringify(value));
-    await this.bump();
-    return stored;
+    return { stored, version: await this.bump() };
   }
 
-  /** True when there was an override to remove. */
-  async removeOverride(t: ThrottleKeys, lane: string): Promise<boolean> {
+  /** `removed`: there was an override to remove; `version`: the control version of the change. */
+  async removeOverride(t: ThrottleKeys, lane: string): Promise<{ removed: boolean; version: number }> {
     await this.ready();
     const removed = await this.redis.hdel(this.keys.overrides(t), lane);
-    await this.bump();
-    return removed > 0;
+    return { removed: removed > 0, version: await this.bump() };
   }
 
   /** The overrides in force (ended ones are removed on the way). */
@@ -99,7 +98,7 @@ export class ControlStore {
     return whenReady(this.redis, 2_000);
   }
 
-  private async bump(): Promise<void> {
-    await this.redis.incr(this.keys.version);
+  private async bump(): Promise<number> {
+    return this.redis.incr(this.keys.version);
   }
 }

@@ -57,11 +57,11 @@ export const SCRIPT_TABLE = {
     keys: ['lane', 'laneQueue', 'busy', 'job', 'pending', 'waiting', 'global', 'wake', 'laneOutgoing', 'delayed', 'events', 'dispatched'],
     argv: [
       'now', 'jobId', 'cost', 'capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'laneId', 'marginPpm', 'idempotent', 'enqueueWithinUs', 'planName', 'quotas',
-      'park', 'jobName', 'dataHead', 'dataTail', 'optsTail', 'parkMs', 'eventHead', 'eventMaxLen',
+      'controlVersion', 'park', 'jobName', 'dataHead', 'dataTail', 'optsTail', 'parkMs', 'eventHead', 'eventMaxLen',
     ],
     batchShared: {
       keys: ['busy', 'pending', 'waiting', 'global', 'wake', 'delayed', 'events', 'dispatched'],
-      argv: ['capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'marginPpm', 'enqueueWithinUs', 'quotas', 'park', 'jobName', 'optsTail', 'parkMs', 'eventMaxLen'],
+      argv: ['capacity', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'maxWaitUs', 'marginPpm', 'enqueueWithinUs', 'quotas', 'controlVersion', 'park', 'jobName', 'optsTail', 'parkMs', 'eventMaxLen'],
     },
   },
   'throttle-dispatch': {
@@ -70,7 +70,7 @@ export const SCRIPT_TABLE = {
   },
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack', 'wait', 'marker'],
-    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund'],
+    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund', 'controlVersion'],
   },
   'throttle-started': {
     keys: ['lane', 'laneOutgoing', 'events'],
@@ -85,7 +85,7 @@ export const SCRIPT_TABLE = {
   'throttle-demand': { keys: ['busy', 'global'], argv: ['lanePrefix', 'sample', 'laneIntervalUs'] },
   'throttle-lane': { keys: ['lane', 'laneQueue', 'waiting'], argv: ['now', 'laneId'] },
   'throttle-pause': { keys: ['lane', 'global', 'waiting', 'ready'], argv: ['now', 'pauseUs', 'scope', 'laneId', 'marginPpm'] },
-  'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId'] },
+  'throttle-limits': { keys: ['lane', 'waiting', 'ready'], argv: ['laneIntervalUs', 'burst', 'marginPpm', 'laneId', 'controlVersion'] },
   'throttle-reconcile': {
     keys: ['lane', 'laneOutgoing', 'global', 'waiting', 'ready'],
     argv: ['now', 'diff', 'laneIntervalUs', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'laneId', 'quotas', 'slotUs'],

@@ -22,6 +22,8 @@ interface LaneState {
   v: number;
   i: number;
   b: number;
+  /** The control version of the override last written into i and b (0: none; includes/lane.lua ov). */
+  ov: number;
   /** An interval learnt from the upstream (µs) and until when it holds (µs). */
   ui: number;
   ue: number;
@@ -74,6 +76,11 @@ const BACK_OFFSET = 4_000_000_000_000_000;
 const MAX_MOVED = 64;
 /** The outgoing set lives this long past its last start (includes/lane.lua OUTGOING_LIFE_US). */
 const OUTGOING_LIFE_US = 1_000_000;
+
+/** The interval and burst a caller whose view of the overrides is at `viewVersion` paces the lane by (includes/lane.lua lane_limits). */
+function limitsFor(lane: LaneState, viewVersion: number, intervalUs: number, burst: number): [number, number] {
+  return lane.ov > viewVersion ? [lane.i, lane.b] : [intervalUs, burst];
+}
 
 function outgoingExpired(oe: number, nowUs: number): boolean {
   return oe > 0 && nowUs >= oe;
@@ -177,7 +184,7 @@ export class DispatchModel {
   private lane(id: string): LaneState {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ui: 0, ue: 0, od: 0, out: new Map(), ls: 0, oe: 0, queue: [], back: new Map() };
+      lane = { d: 0, c: 0, p: 0, v: 0, i: 1, b: 0, ov: 0, ui: 0, ue: 0, od: 0, out: new Map(), ls: 0, oe: 0, queue: [], back: new Map() };
       this.lanes.set(id, lane);
     }
     return lane;
@@ -201,9 +208,14 @@ export class DispatchModel {
     this.waiting.set(id, eligible(lane.c, lane.p, lane.i, lane.b, this.settings.marginPpm));
   }
 
-  admit(nowUs: number, laneId: string, jobId: string, cost: number, capacity: number, intervalUs: number, burst: number, maxWaitUs = 0): ModelAdmit {
+  /**
+   * `viewVersion`: the control version of the caller's view of the overrides: a lane whose override is
+   * newer is paced and written by its own interval and burst (includes/lane.lua lane_limits).
+   */
+  admit(nowUs: number, laneId: string, jobId: string, cost: number, capacity: number, intervalUs: number, burst: number, maxWaitUs = 0, viewVersion = 0): ModelAdmit {
     const m = this.settings.marginPpm;
     const lane = this.lane(laneId);
+    [intervalUs, burst] = limitsFor(lane, viewVersion, intervalUs, burst);
     const depth = lane.d;
     // includes/lane.lua settle_outgoing: units a second past their start that no worker said had started
     // are taken for started (all of them once the outgoing set has outlived its last start), but for a
@@ -282,6 +294,20 @@ export class DispatchModel {
     lane.b = burst;
     if (depth === 0) this.activate(laneId, lane, nowUs);
     return { kind: 'admitted', startUs: start, position };
+  }
+
+  /**
+   * An operator's override (or its removal) made at control `version` (lua/throttle-limits.lua): the lane
+   * is paced by it unless a newer one was applied already; a lane without state keeps it for its next
+   * admission.
+   */
+  limits(laneId: string, intervalUs: number, burst: number, version: number): void {
+    const lane = this.lane(laneId);
+    if (lane.ov > version) return;
+    lane.i = intervalUs;
+    lane.b = burst;
+    if (version > 0) lane.ov = version;
+    this.reposition(laneId, lane);
   }
 
   /** What the upstream said (lua/upstream-learn.lua writes the same fields): the queue's or one existing lane's. */
@@ -394,6 +420,7 @@ export class DispatchModel {
     horizonUs: number,
     deliveryUs: number,
     lateToleranceUs: number,
+    viewVersion = 0,
   ): ModelStart {
     const entry = `${member}|${laneId}`;
     const qs = this.quotasAt(nowUs);
@@ -414,8 +441,7 @@ export class DispatchModel {
       lane.queue.push({ member, score });
       lane.queue.sort((a, b) => byScoreThenMember([a.member, a.score], [b.member, b.score]));
       lane.d += costOf(member);
-      lane.i = intervalUs;
-      lane.b = burst;
+      [lane.i, lane.b] = limitsFor(lane, viewVersion, intervalUs, burst);
       if (lane.d === costOf(member)) this.activate(laneId, lane);
       return { go: false };
     };
@@ -423,7 +449,8 @@ export class DispatchModel {
       const m = this.settings.marginPpm;
       const lane = this.lane(laneId);
       const cost = costOf(member);
-      const laneInterval = learned(intervalUs, lane.ui, lane.ue, nowUs);
+      const [ownInterval, laneBurst] = limitsFor(lane, viewVersion, intervalUs, burst);
+      const laneInterval = learned(ownInterval, lane.ui, lane.ue, nowUs);
       const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
       // Later jobs of its lane handed out: without a cap or quotas they move with it, as long as none
       // has its answer, this job's own member still holds its start and there are at most MAX_MOVED;
@@ -442,7 +469,7 @@ export class DispatchModel {
         behind = !later;
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
-      if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, burst, m), latestOut(lane.oe, nowUs));
+      if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, laneBurst, m), latestOut(lane.oe, nowUs));
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return parkLate();
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return parkLate();
@@ -583,6 +610,12 @@ export class DispatchModel {
   }
 
   /** A lane's queued members, in dispatch order. */
+  /** The interval and burst a lane is paced by and the override version they came from (undefined: no lane). */
+  pacing(laneId: string): { i: number; b: number; ov: number } | undefined {
+    const lane = this.lanes.get(laneId);
+    return lane && { i: lane.i, b: lane.b, ov: lane.ov };
+  }
+
   queued(laneId: string): string[] {
     return (this.lanes.get(laneId)?.queue ?? []).map((q) => q.member);
   }

@@ -17,6 +17,11 @@ export type LaneOverride = Partial<LaneLimits>;
 /** Where a throttle finds overrides (the admin control cache); absent: none. */
 export interface LaneOverrides {
   override(queue: string, laneId: string): LaneOverride | undefined;
+  /**
+   * The control version this view is at least at (the shared change counter as last read; 0: none).
+   * Sent with the lane scripts: a lane whose override is newer keeps it (lua/includes/lane.lua lane_limits).
+   */
+  readonly version: number;
 }
 
 /** The plan a submit's plan name stands for in this throttle: the named one, else the default plan. */

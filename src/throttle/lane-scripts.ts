@@ -76,6 +76,8 @@ export class LaneScripts {
     private readonly timing: ThrottleTiming,
     private readonly capacity: number,
     private readonly burst: number,
+    /** The control version this process's view of operators' overrides is at (0: it follows none). */
+    private readonly controlVersion: () => number,
   ) {
     this.scheduleKeys = dispatchKeys(keys);
   }
@@ -134,6 +136,7 @@ export class LaneScripts {
       t.enqueueByUs,
       plan,
       t.quotas.arg(now),
+      this.controlVersion(),
     ];
     if (park) args.push(1, park.name, park.dataHead, park.dataTail, park.optsTail, park.parkMs, park.eventHead, park.eventMaxLen);
     return new Promise((resolve, reject) => {
@@ -180,6 +183,7 @@ export class LaneScripts {
           lateToleranceUs: t.lateToleranceUs,
           quotas: t.quotas.arg(now),
           refund: how.mode === 'requeue' && !how.callMade ? 1 : 0,
+          controlVersion: this.controlVersion(),
         },
       ),
       3,
@@ -238,12 +242,16 @@ export class LaneScripts {
     return { nowUs: Number(reply[1]), nextUs: Number(reply[2]), jobs };
   }
 
-  /** Sets a lane's interval and burst (an operator's override): the dispatcher paces its queued work by them. */
-  async setLimits(laneId: string): Promise<boolean> {
+  /**
+   * Sets a lane's interval and burst (an operator's override, made at control version `version`): the
+   * dispatcher paces its queued work by them, and a process that has not seen that version yet neither
+   * writes nor paces by its own (lua/includes/lane.lua lane_limits).
+   */
+  async setLimits(laneId: string, version: number): Promise<boolean> {
     const reply = await this.scripts.run(
       'throttle-limits',
       { lane: this.keys.lane(laneId), waiting: this.keys.waiting, ready: this.keys.ready },
-      { laneIntervalUs: this.timing.laneIntervalUs, burst: this.burst, marginPpm: this.timing.marginPpm, laneId },
+      { laneIntervalUs: this.timing.laneIntervalUs, burst: this.burst, marginPpm: this.timing.marginPpm, laneId, controlVersion: version },
     );
     return integerReply('throttle-limits', reply) === 1;
   }

@@ -26,16 +26,19 @@ export class LaneVariants {
   /** Gate scripts at `limits` (on the client that waits out a Redis restart). */
   gate(limits: LaneLimits): LaneScripts {
     const v = this.variant(limits);
-    v.gate ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timingOf(limits), limits.capacity, limits.burst);
+    v.gate ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timingOf(limits), limits.capacity, limits.burst, this.controlVersion);
     return v.gate;
   }
+
+  /** The version of this process's view of the overrides, sent with every lane script call. */
+  private readonly controlVersion = (): number => this.ctx.overrides?.()?.version ?? 0;
 
   private variant(limits: LaneLimits): { admit: LaneScripts; gate?: LaneScripts } {
     const id = limitsId(limits);
     let v = this.made.get(id);
     if (!v) {
       if (this.made.size >= MAX_VARIANTS) this.made.clear();
-      v = { admit: new LaneScripts(this.ctx.admission().scripts, this.keys, this.timingOf(limits), limits.capacity, limits.burst) };
+      v = { admit: new LaneScripts(this.ctx.admission().scripts, this.keys, this.timingOf(limits), limits.capacity, limits.burst, this.controlVersion) };
       this.made.set(id, v);
     }
     return v;

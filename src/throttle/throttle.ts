@@ -135,13 +135,13 @@ export class Throttle {
 
   /** Lane scripts on the admission client (a submit's admission writes its job too). */
   private get admitLanes(): LaneScripts {
-    this.admitLanesCache ??= new LaneScripts(this.ctx.admission().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
+    this.admitLanesCache ??= new LaneScripts(this.ctx.admission().scripts, this.keys, this.timing, this.config.capacity, this.config.burst, () => this.ctx.overrides?.()?.version ?? 0);
     return this.admitLanesCache;
   }
 
   /** @internal Lane scripts on the resilient client: the outflow gate and repairs must wait out a Redis restart. */
   get gateLanes(): LaneScripts {
-    this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst);
+    this.gateLanesCache ??= new LaneScripts(this.ctx.bull().scripts, this.keys, this.timing, this.config.capacity, this.config.burst, () => this.ctx.overrides?.()?.version ?? 0);
     return this.gateLanesCache;
   }
 
@@ -245,10 +245,13 @@ export class Throttle {
     return this.forLane(laneId).gateLanes.pause(laneId, ms, scope);
   }
 
-  /** Sets a lane's pacing to its current limits (after an operator's override changed them). @internal */
-  async applyLimits(laneId: string, limits: LaneLimits): Promise<boolean> {
-    if (this.shardList) return this.forLane(laneId).applyLimits(laneId, limits);
-    return this.variants.gate(limits).setLimits(laneId);
+  /**
+   * Sets a lane's pacing to its current limits (after an operator's override changed them, at control
+   * version `version`). @internal
+   */
+  async applyLimits(laneId: string, limits: LaneLimits, version: number): Promise<boolean> {
+    if (this.shardList) return this.forLane(laneId).applyLimits(laneId, limits, version);
+    return this.variants.gate(limits).setLimits(laneId, version);
   }
 
   /** The settings `laneId` runs at now: its plan's (or the throttle's), with an operator's override on top. @internal */

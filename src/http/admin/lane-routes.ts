@@ -107,8 +107,8 @@ export function laneRoutes(ctx: AdminContext): Router {
       throw new SluiceError('SLUICE_ERR_INVALID_REQUEST', `invalid request body: until: ${message}`, { details: [{ path: 'until', message, code: 'too_small' }] });
     }
     const { throttle } = await queueOf(ctx, queue);
-    const stored = await ctx.store.setOverride(throttle.keys, lane, override, actorOf(req), Date.now());
-    await applyOverride(ctx.deps.sluice.redis, throttle, lane, limitsOfOverride(stored));
+    const { stored, version } = await ctx.store.setOverride(throttle.keys, lane, override, actorOf(req), Date.now());
+    await applyOverride(ctx.deps.sluice.redis, throttle, lane, limitsOfOverride(stored), version);
     await record(ctx, req, 'override.set', { queue, target: lane, details: override });
     send(res, 200, overrideSchema, overrideView(stored));
   });
@@ -116,8 +116,9 @@ export function laneRoutes(ctx: AdminContext): Router {
   router.delete('/v1/admin/queues/:queue/overrides/:lane', async (req: Request, res: Response) => {
     const { queue, lane } = parsePart(laneParamsSchema, req.params, 'path');
     const { throttle } = await queueOf(ctx, queue);
-    if (!(await ctx.store.removeOverride(throttle.keys, lane))) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no override for lane '${lane}' in queue '${queue}'`);
-    await applyOverride(ctx.deps.sluice.redis, throttle, lane, undefined);
+    const { removed, version } = await ctx.store.removeOverride(throttle.keys, lane);
+    if (!removed) throw new SluiceError('SLUICE_ERR_NOT_FOUND', `no override for lane '${lane}' in queue '${queue}'`);
+    await applyOverride(ctx.deps.sluice.redis, throttle, lane, undefined, version);
     await record(ctx, req, 'override.remove', { queue, target: lane });
     send(res, 200, overrideRemovedResponseSchema, { queue, lane, removed: true });
   });

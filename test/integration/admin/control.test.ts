@@ -36,7 +36,7 @@ describe('overrides', () => {
 
     const listed = await store.overrides(t, Date.now());
     expect(listed).toEqual([expect.objectContaining({ lane: 'acme', capacity: 5, ratePerSecond: 4, by: 'ops' })]);
-    expect(await store.removeOverride(t, 'acme')).toBe(true);
+    expect((await store.removeOverride(t, 'acme')).removed).toBe(true);
     await until(() => throttle.limitsOf('acme').capacity === 2, 10_000, 'back to the rules');
 
     await store.setOverride(t, 'acme', overrideBodySchema.parse({ burst: 3, until: new Date(Date.now() + 300).toISOString() }), 'ops', Date.now());

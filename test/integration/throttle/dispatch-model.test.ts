@@ -1,12 +1,15 @@
 // Property tests of the lane throttle: random sequences of admissions, dispatch rounds, worker starts
 // (on time, late, or after the job went back), upstream hand-backs, releases, pauses, cost
-// reconciliations and spend quotas (runs with quotas start a little before a UTC midnight, so windows
-// reset inside the sequence), with injected
-// times, give the same answers from the Lua scripts on real Redis (single node and cluster) and from the
-// TypeScript model (src/throttle/dispatch.model.ts), with and without a global cap.
+// reconciliations, spend quotas (runs with quotas start a little before a UTC midnight, so windows
+// reset inside the sequence) and operators' overrides met by callers that have or have not seen them
+// yet, with injected times, give the same answers from the Lua scripts on real Redis (single node and
+// cluster) and from the TypeScript model (src/throttle/dispatch.model.ts), with and without a global cap.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { timingOf } from '../../../src/throttle/config.js';
 import { laneMember } from '../../../src/throttle/keys.js';
+import { ScriptRegistry } from '../../../src/redis/scripts.js';
+import { LaneScripts } from '../../../src/throttle/lane-scripts.js';
 import { DispatchModel } from '../../../src/throttle/dispatch.model.js';
 import { TOPOLOGIES, useBackend } from '../../helpers/fixtures.js';
 
@@ -21,6 +24,11 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('requeue' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
+  // An operator's override of a lane (a new control version); the callers after it see it or not (`view`).
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('override' as const), lane: fc.constantFrom(...LANES), ratePerSecond: fc.constantFrom(4, 40, 400), burst: fc.integer({ min: 0, max: 2 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reconcile' as const), pick: fc.nat(), diff: fc.integer({ min: -4, max: 4 }) }) },
   {
     weight: 1,
@@ -37,7 +45,8 @@ const op = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom(...LANES), ms: fc.integer({ min: 1, max: 300 }), global: fc.boolean() }),
   },
 );
-const step = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 400_000 })), op });
+// `view`: which of the views of the overrides so far the caller has (the newest, or an older one).
+const step = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 400_000 })), op, view: fc.nat() });
 const quota = fc.record({
   scope: fc.constantFrom('key' as const, 'queue' as const),
   unit: fc.constantFrom('calls' as const, 'cost' as const),
@@ -59,16 +68,24 @@ let run = 0;
 
 describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Redis', (topology) => {
   const ctx = useBackend(topology);
+  // For the lane scripts of the views of overrides (one registry: each loads its libraries on every master).
+  let scripts: ScriptRegistry | undefined;
 
   type Config = Omit<typeof config extends fc.Arbitrary<infer C> ? C : never, 'ratePerSecond'> & { ratePerSecond: number };
-  type Step = typeof step extends fc.Arbitrary<infer S> ? S : never;
+  type Step = Omit<typeof step extends fc.Arbitrary<infer S> ? S : never, 'view'> & { view?: number };
 
   /** Runs `steps` against the scripts and the model, expecting the same answers and the same lanes. */
   const agree = async (cfg: Config, steps: Step[], offset: number) => {
         const quotas = cfg.quotas?.map((q) => ({ ...q, period: 'day' as const, limit: q.unit === 'cost' ? cfg.capacity + q.limit : q.limit }));
         const throttle = ctx.sluice.throttle(`prop${run++}`, { ...cfg, quotas, submitTimeoutMs: 10_000 });
-        const lanes = throttle.gateLanes;
         const t = throttle.timing;
+        // The views of the overrides a caller may have: version 0 with the throttle's limits, then one per
+        // override (version k: that override's limits), each with lane scripts that send its version.
+        scripts ??= new ScriptRegistry(ctx.backend.raw);
+        const views: { lanes: LaneScripts; intervalUs: number; burst: number }[] = [{ lanes: throttle.gateLanes, intervalUs: t.laneIntervalUs, burst: cfg.burst }];
+        // The caller of a step: the newest view, or (one step in three) an older one.
+        let lanes = throttle.gateLanes;
+        let view = 0;
         const model = new DispatchModel({ globalIntervalUs: t.globalIntervalUs, marginPpm: t.marginPpm, ...(quotas ? { quotas: throttle.config.quotas! } : {}) });
         let now = quotas ? MIDNIGHT - (offset % 6_000_000) : 1_700_000_000_000_000 + offset;
         let job = 0;
@@ -80,16 +97,18 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         // The same worker call to the script and to the model.
         const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean }, at: number) => ({
           got: await lanes.start(j.lane, j.jobId, j.cost, how, String(at)),
-          want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, t.laneIntervalUs, cfg.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs),
+          want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, views[view]!.intervalUs, views[view]!.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs, view),
         });
-        for (const { dtUs, op: o } of steps) {
+        for (const { dtUs, op: o, view: pick } of steps) {
           now += dtUs;
+          view = pick !== undefined && pick % 3 === 0 ? pick % views.length : views.length - 1;
+          lanes = views[view]!.lanes;
           const at = String(now);
           switch (o.kind) {
             case 'admit': {
               const jobId = `p${job++}`;
               const got = await lanes.admit(o.lane, jobId, o.cost, false, at);
-              const want = model.admit(now, o.lane, jobId, o.cost, cfg.capacity, t.laneIntervalUs, cfg.burst);
+              const want = model.admit(now, o.lane, jobId, o.cost, cfg.capacity, views[view]!.intervalUs, views[view]!.burst, 0, view);
               const { nowUs: _n, ...rest } = got as typeof got & { nowUs: number };
               expect(rest).toEqual(want);
               if (want.kind === 'admitted') queued.push({ lane: o.lane, jobId, cost: o.cost });
@@ -134,13 +153,24 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
             case 'reconcile': {
               if (started.length === 0) break;
               const j = started[o.pick % started.length]!;
-              expect(await lanes.reconcile(j.lane, o.diff, at, j.slotUs)).toEqual(model.reconcile(now, j.lane, o.diff, t.laneIntervalUs, t.leadUs, j.slotUs));
+              expect(await lanes.reconcile(j.lane, o.diff, at, j.slotUs)).toEqual(model.reconcile(now, j.lane, o.diff, views[view]!.intervalUs, t.leadUs, j.slotUs));
               break;
             }
             case 'release': {
               if (queued.length === 0) break;
               const j = queued.splice(o.pick % queued.length, 1)[0]!;
               expect(await lanes.release(j.lane, [laneMember(j.jobId, j.cost)], at)).toBe(model.release(j.lane, [laneMember(j.jobId, j.cost)]));
+              break;
+            }
+            case 'override': {
+              // Made at the next control version by a process that has seen it.
+              const version = views.length;
+              const timing = timingOf({ ...throttle.config, ratePerSecond: o.ratePerSecond });
+              const made = { lanes: new LaneScripts(scripts, throttle.keys, timing, cfg.capacity, o.burst, () => version), intervalUs: timing.laneIntervalUs, burst: o.burst };
+              views.push(made);
+              // (Whether the lane had state, which the reply says, is not the model's: it keeps every lane it saw.)
+              await made.lanes.setLimits(o.lane, version);
+              model.limits(o.lane, made.intervalUs, made.burst, version);
               break;
             }
             case 'learn': {
@@ -160,6 +190,9 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         for (const lane of LANES) {
           expect((await lanes.state(lane, String(now))).depth).toBe(model.depth(lane));
           expect(await ctx.backend.raw.zrange(throttle.keys.laneQueue(lane), '0', '-1')).toEqual(model.queued(lane));
+          // The lane is paced by the same interval and burst, from the same override.
+          const [i, b, ov] = await ctx.backend.raw.hmget(throttle.keys.lane(lane), 'i', 'b', 'ov');
+          if (i !== null) expect({ i: Number(i), b: Number(b), ov: Number(ov ?? 0) }).toEqual(model.pacing(lane));
           if (quotas) expect((await throttle.quotaUse(lane, now / 1000)).map((u) => u.used)).toEqual(model.quotaUsed(lane, now));
         }
   };
