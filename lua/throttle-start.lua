@@ -33,7 +33,11 @@
 --          upstream answered 429, and it counts)
 -- ARGV[15] controlVersion: the control version the worker's view of operators' overrides is at (0:
 --          none): a lane whose override is newer keeps its interval and burst (includes/lane.lua lane_limits)
+-- ARGV[16..] held ('late' only): members of the lane's later jobs that this worker's process holds (told
+--          their starts, not started, none starting before the reply): they may move with the late job
 -- returns {1, start µs, now µs}  go: start the job at `start`
+--         {1, start µs, now µs, shift µs}  go, and each held member (ARGV[16..]) at or after the start the
+--                                 job missed moved by `shift`
 --         {2, slot µs, now µs}   ask again a horizon before `slot` (a start moved more than a horizon ahead)
 --         {0, slot µs, now µs}  not now: the worker parks the job in BullMQ's delayed set, then calls
 --                               again with 'requeue' and the slot it had (0: none), which puts it
@@ -106,9 +110,13 @@ end
 -- they started, lua/throttle-started.lua, which records the lane's latest such start in ls; a second
 -- past their start, an admission settles them, includes/lane.lua, in start order; all at once when it
 -- expires; one by one when a job goes back to the lane, and then it no longer comes after this one),
--- none of them at its worker yet (its worker knows its start), and at most MAX_MOVED (one call's work
--- stays bounded).
-local function movable_later(held, expires, latest_started)
+-- none of them at a worker yet (its worker knows its start) but those the late job's own process holds
+-- (ARGV[16..]: it is told the shift in the reply and starts none of them before it; members it names that
+-- are not among them are not its to move), and at most MAX_MOVED (one call's work stays bounded). Without
+-- the held ones, a process slower than its lane sent each late job behind its own later jobs: it
+-- reordered the lane itself.
+-- A second value true says what kept them: one of them at a worker (its process may hold it).
+local function movable_later(held, expires, latest_started, mine)
   -- (At its own instant too: a job of a burst that started there cannot move with it.)
   if outgoing_expired(expires, now) or tonumber(latest_started or 0) >= held then return nil end
   if tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return nil end
@@ -117,7 +125,7 @@ local function movable_later(held, expires, latest_started)
   local later = {}
   for i = 1, #found, 2 do
     if found[i] ~= member then
-      if not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then return nil end
+      if not mine[found[i]] and not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then return nil, true end
       later[#later + 1] = found[i]
       later[#later + 1] = found[i + 1]
     end
@@ -126,7 +134,8 @@ local function movable_later(held, expires, latest_started)
   return later
 end
 
-local function late(held)
+-- `first`: the job came late to its first call (it names no held jobs then).
+local function late(held, first)
   local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe', 'ls', 'ov')
   local tat = tonumber(st[1] or 0)
   -- Paced as the dispatcher paces the lane: by an override this worker has not seen yet, if any.
@@ -147,7 +156,13 @@ local function late(held)
     -- going back would put it too (at the head of its lane, handed out next, behind the hand-outs), without
     -- the trip (park, put back, hand-out, fetch). A backlog met by workers that fall behind no longer sends
     -- its jobs round again one by one.
-    later = movable_later(held, st[5], st[6])
+    local mine = {}
+    for i = 16, #ARGV do mine[ARGV[i]] = true end
+    local at_worker
+    later, at_worker = movable_later(held, st[5], st[6], mine)
+    -- Late to its first call, behind later jobs a worker has: its own process may hold them. It is told
+    -- the start it had, finds itself late there, and asks again naming the jobs it holds.
+    if first and at_worker then return {1, held, now} end
     behind = not later
   end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
@@ -200,6 +215,7 @@ local function late(held)
   end
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
+  if later and #ARGV > 15 then return {1, start, now, start - held} end
   return {1, start, now}
 end
 
@@ -228,5 +244,5 @@ redis.call('ZREM', KEYS[5], entry)
 local lane_pause = tonumber(redis.call('HGET', KEYS[1], 'p') or 0)
 local global_pause = tonumber(redis.call('HGET', KEYS[4], 'p') or 0)
 if slot < math.max(lane_pause, global_pause) then return park(slot) end
-if now - slot > tolerance then return late(slot) end
+if now - slot > tolerance then return late(slot, true) end
 return {1, slot, now}

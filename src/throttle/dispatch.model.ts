@@ -68,7 +68,7 @@ export interface ModelDispatch {
   jobs: { jobId: string; laneId: string; startUs: number }[];
 }
 
-export type ModelStart = { go: true; startUs: number } | { go: false; slotUs?: number; askAtUs?: number };
+export type ModelStart = { go: true; startUs: number; shiftUs?: number } | { go: false; slotUs?: number; askAtUs?: number };
 
 /** A member sent back to its lane is keyed by its first start less this (includes/lane.lua BACK_OFFSET). */
 const BACK_OFFSET = 4_000_000_000_000_000;
@@ -414,7 +414,7 @@ export class DispatchModel {
     nowUs: number,
     laneId: string,
     member: string,
-    how: { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' },
+    how: { mode: 'start' } | { mode: 'late'; heldUs: number; held?: readonly string[] } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' },
     intervalUs: number,
     burst: number,
     horizonUs: number,
@@ -445,7 +445,7 @@ export class DispatchModel {
       if (lane.d === costOf(member)) this.activate(laneId, lane);
       return { go: false };
     };
-    const late = (held: number): ModelStart => {
+    const late = (held: number, mine: readonly string[] = [], first = false): ModelStart => {
       const m = this.settings.marginPpm;
       const lane = this.lane(laneId);
       const cost = costOf(member);
@@ -465,7 +465,9 @@ export class DispatchModel {
       };
       if (laterOut) {
         if (cap > 0 || qs.length > 0) return parkLate();
-        later = this.movableLater(lane, laneId, member, held, nowUs);
+        later = this.movableLater(lane, laneId, member, held, nowUs, mine);
+        // Late to its first call behind jobs a worker has: told its start, it asks again naming the ones it holds.
+        if (first && !later && this.atWorker(lane, laneId, member, held, nowUs)) return { go: true, startUs: held };
         behind = !later;
       }
       let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
@@ -479,7 +481,8 @@ export class DispatchModel {
         const shift = start - held;
         for (const [other, at] of later) {
           lane.out.set(other, at + shift);
-          this.dispatched.set(`${other}|${laneId}`, at + shift);
+          // (A held one is at its worker, not in the dispatched set: ZADD XX.)
+          if (this.dispatched.has(`${other}|${laneId}`)) this.dispatched.set(`${other}|${laneId}`, at + shift);
           lastStart = Math.max(lastStart, at + shift);
         }
         after = lane.c + shift;
@@ -500,30 +503,42 @@ export class DispatchModel {
       if (expires === 0 || lastStart + OUTGOING_LIFE_US > expires) lane.oe = lastStart + OUTGOING_LIFE_US;
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
-      return { go: true, startUs: start };
+      return later && mine.length > 0 ? { go: true, startUs: start, shiftUs: start - held } : { go: true, startUs: start };
     };
     if (how.mode === 'mark') return park();
     if (how.mode === 'requeue') return requeue(how.slotUs, how.callMade === true);
-    if (how.mode === 'late') return late(how.heldUs);
+    if (how.mode === 'late') return late(how.heldUs, how.held);
     const slot = this.dispatched.get(entry);
     if (slot === undefined) return park();
     // Moved more than a horizon ahead: asked again a horizon before it (lua/throttle-start.lua).
     if (slot - nowUs > horizonUs) return { go: false, askAtUs: slot };
     this.dispatched.delete(entry);
     if (slot < Math.max(this.lane(laneId).p, this.globalPause)) return park(slot);
-    if (nowUs - slot > lateToleranceUs) return late(slot);
+    if (nowUs - slot > lateToleranceUs) return late(slot, [], true);
     return { go: true, startUs: slot };
   }
 
   /**
    * The later hand-outs of a late job's lane that may move with it, or undefined (lua/throttle-start.lua
-   * movable_later): its own member still at its start, none of them at its worker yet, at most MAX_MOVED.
+   * movable_later): its own member still at its start, none of them at a worker yet but the members the
+   * late job's own process holds (`mine`), at most MAX_MOVED.
    */
-  private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number): [string, number][] | undefined {
+  /** movable_later's "one of them at a worker" (lua/throttle-start.lua): what kept them, when that is it. */
+  private atWorker(lane: LaneState, laneId: string, member: string, held: number, nowUs: number): boolean {
+    if (outgoingExpired(lane.oe, nowUs) || lane.ls >= held || lane.out.get(member) !== held) return false;
+    const later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
+    if (later.length > MAX_MOVED) return false;
+    return later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`));
+  }
+
+  private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number, mine: readonly string[]): [string, number][] | undefined {
     if (outgoingExpired(lane.oe, nowUs) || lane.ls >= held || lane.out.get(member) !== held) return undefined;
     const later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
     if (later.length === 0 || later.length > MAX_MOVED) return undefined;
-    return later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;
+    // Each at no worker yet, or held by the late job's own process (the members it names that are not
+    // among them are not its to move).
+    const own = new Set(mine);
+    return later.some(([other]) => !own.has(other) && !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;
   }
 
   /**

@@ -44,7 +44,8 @@ export interface Park {
 
 /** A worker's answer from the gate: start at `startUs`, or the job went back to its lane (park it). */
 /** `askAtUs`: no answer yet, ask again a horizon before it (a start a late job's move put more than a horizon ahead). */
-export type StartReply = { go: true; startUs: number; nowUs: number } | { go: false; slotUs?: number; askAtUs?: number; nowUs: number };
+/** `shiftUs`: the late job's `held` members (StartMode) all moved by this much with it. */
+export type StartReply = { go: true; startUs: number; nowUs: number; shiftUs?: number } | { go: false; slotUs?: number; askAtUs?: number; nowUs: number };
 
 /** What one dispatch round handed out. */
 export interface DispatchReply {
@@ -60,7 +61,11 @@ export interface DispatchReply {
  * retry. `callMade`: the job started and made its call (the upstream said "later"): the spend quotas keep
  * counting it; otherwise what the dispatcher counted for `slotUs` is given back.
  */
-export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' };
+/**
+ * `late`'s `held`: members of the lane's later jobs this process holds (told their starts, none to start
+ * before the reply): they may move with the late job, which keeps the lane's order (lua/throttle-start.lua).
+ */
+export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number; held?: readonly string[] } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' };
 
 export interface LaneState {
   slotUs: number;
@@ -150,7 +155,7 @@ export class LaneScripts {
    */
   async start(laneId: string, jobId: string, cost: number, how: StartMode = { mode: 'start' }, now = ''): Promise<StartReply> {
     const t = this.timing;
-    const [go, at, nowUs] = integerArray(
+    const [go, at, nowUs, shiftUs] = integerArray(
       'throttle-start',
       await this.scripts.run(
         'throttle-start',
@@ -184,11 +189,13 @@ export class LaneScripts {
           quotas: t.quotas.arg(now),
           refund: how.mode === 'requeue' && !how.callMade ? 1 : 0,
           controlVersion: this.controlVersion(),
+          held: how.mode === 'late' ? (how.held ?? []) : [],
         },
       ),
       3,
-    ) as [number, number, number];
-    if (go === 1) return { go: true, startUs: at, nowUs };
+      4,
+    ) as [number, number, number, number | undefined];
+    if (go === 1) return shiftUs !== undefined ? { go: true, startUs: at, nowUs, shiftUs } : { go: true, startUs: at, nowUs };
     // A start moved more than a horizon ahead: ask again a horizon before it (lua/throttle-start.lua).
     if (go === 2) return { go: false, askAtUs: at, nowUs };
     return { go: false, ...(at > 0 ? { slotUs: at } : {}), nowUs };

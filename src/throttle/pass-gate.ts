@@ -2,6 +2,8 @@
 // dispatcher gave it, or a fresh one when it missed it), wait for that instant here, and say when the
 // job went back to its lane instead. Shared by workers and by in-process schedule().
 import type { ThrottleTiming } from './config.js';
+import { HeldStart, HeldStarts } from './held-starts.js';
+import { laneMember } from './keys.js';
 import type { LaneScripts, StartMode, StartReply } from './lane-scripts.js';
 import { redisClock, wallMs } from './redis-clock.js';
 import { sleep } from './sleep.js';
@@ -11,6 +13,8 @@ import { untilStart } from './start-clock.js';
 const MIGRATING_RETRY_MS = 100;
 /** How long a job keeps asking while its slot moves before its processor fails as before (ms). */
 const MIGRATING_GIVE_UP_MS = 60_000;
+/** The most held jobs a late call names (lua/throttle-start.lua MAX_MOVED: it moves no more). */
+const MAX_NAMED = 64;
 
 /**
  * True for the error of a script call that a cluster redirected instead of running: TRYAGAIN (a
@@ -34,6 +38,8 @@ export type GateOutcome<R> = { started: true; slotUs: number; lateMs: number; re
  * the start (a worker's handler-concurrency slot); if the job is then later than the lateness
  * tolerance, the start is handed back and the gate gives a fresh one (or sends the job back to its
  * lane). The check and `start` run in one synchronous step, so nothing can make the job later between them.
+ * `held`: this process's held jobs (held-starts.ts): a late job's fresh start moves the lane's later jobs
+ * held here with it, so that a process slower than the lane keeps the lane's order.
  */
 export async function passGate<R>(
   lanes: LaneScripts,
@@ -44,43 +50,72 @@ export async function passGate<R>(
   start: (slotUs: number, lateMs: number) => R,
   enter: () => Promise<void> = () => Promise.resolve(),
   exit: () => void = () => undefined,
+  held: HeldStarts = new HeldStarts(),
 ): Promise<GateOutcome<R>> {
-  let how: StartMode = { mode: 'start' };
   let migratingSince: number | undefined;
-  for (;;) {
+  /** One gate call; undefined while the throttle's slot is being moved to another master. */
+  const ask = async (how: StartMode): Promise<StartReply | undefined> => {
     const sent = wallMs();
-    const gate: StartReply | undefined = await lanes.start(laneId, jobId, cost, how).catch((error: unknown) => {
+    const gate = await lanes.start(laneId, jobId, cost, how).catch((error: unknown) => {
       if (!slotMigrating(error) || performance.now() - (migratingSince ??= performance.now()) > MIGRATING_GIVE_UP_MS) throw error;
       return undefined;
     });
-    if (!gate) {
-      // The throttle's slot is being moved to another master: the script did not run. The job keeps
-      // its place and asks again, instead of failing an admitted job (a big slot moves for seconds).
-      await sleep(MIGRATING_RETRY_MS);
-      continue;
+    if (gate) redisClock.sample(sent, gate.nowUs);
+    return gate;
+  };
+  // Held from its first call on: a late call of its lane made meanwhile names it (held-starts.ts).
+  const mine = new HeldStart(laneId, laneMember(jobId, cost));
+  held.hold(mine);
+  try {
+    let gate = await ask({ mode: 'start' });
+    for (;;) {
+      if (!gate) {
+        // The throttle's slot is being moved to another master: the script did not run. The job keeps
+        // its place and asks again, instead of failing an admitted job (a big slot moves for seconds).
+        await sleep(MIGRATING_RETRY_MS);
+        gate = await ask(mine.startUs !== undefined ? { mode: 'late', heldUs: mine.startUs } : { mode: 'start' });
+        continue;
+      }
+      if (!gate.go && gate.askAtUs !== undefined) {
+        // Its start was moved more than a horizon ahead (a late job of its lane moved it): asked again a
+        // horizon before it, so that a pause set meanwhile still holds it.
+        await sleep(redisClock.toLocal(gate.askAtUs - timing.leadUs) - performance.timeOrigin - performance.now());
+        gate = await ask({ mode: 'start' });
+        continue;
+      }
+      if (!gate.go) return { started: false, slotUs: gate.slotUs };
+      mine.startUs = gate.startUs;
+      // Until its instant (in start order with the process's other jobs, start-clock.ts: a lane's jobs
+      // take the handler slots in its order), then a handler slot; again when a late job of its lane
+      // moved its start meanwhile.
+      for (;;) {
+        const at: number = mine.startUs;
+        // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
+        // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
+        await untilStart(redisClock.toLocal(at) - performance.timeOrigin);
+        if (mine.moving) await mine.moving;
+        if (mine.startUs !== at) continue;
+        await enter();
+        if (mine.moving || mine.startUs !== at) {
+          exit();
+          continue;
+        }
+        const lateMs = performance.now() - (redisClock.toLocal(at) - performance.timeOrigin);
+        if (lateMs <= timing.lateToleranceUs / 1000) {
+          held.drop(mine);
+          return { started: true, slotUs: at, lateMs: Math.max(0, lateMs), result: start(at, Math.max(0, lateMs)) };
+        }
+        // Starting now could crowd the starts given after this one: hand it back for one that does not,
+        // with the lane's later jobs held here, which move with it when they can.
+        exit();
+        const reply = await held.lateCall(mine, MAX_NAMED, (named) => ask({ mode: 'late', heldUs: at, held: named }));
+        // A late call of its lane out meanwhile moved it: it waits for its new start.
+        if (reply === 'moved') continue;
+        gate = reply;
+        break;
+      }
     }
-    redisClock.sample(sent, gate.nowUs);
-    if (!gate.go && gate.askAtUs !== undefined) {
-      // Its start was moved more than a horizon ahead (a late job of its lane moved it): asked again a
-      // horizon before it, so that a pause set meanwhile still holds it.
-      await sleep(redisClock.toLocal(gate.askAtUs - timing.leadUs) - performance.timeOrigin - performance.now());
-      continue;
-    }
-    if (!gate.go) return { started: false, slotUs: gate.slotUs };
-    // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
-    // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
-    const startAt = redisClock.toLocal(gate.startUs) - performance.timeOrigin;
-    // In start order with the process's other jobs (start-clock.ts): a lane's jobs take the handler
-    // slots in its order.
-    await untilStart(startAt);
-    await enter();
-    const lateMs = performance.now() - startAt;
-    if (lateMs > timing.lateToleranceUs / 1000) {
-      // Starting now could crowd the starts given after this one: hand it back for one that does not.
-      exit();
-      how = { mode: 'late', heldUs: gate.startUs };
-      continue;
-    }
-    return { started: true, slotUs: gate.startUs, lateMs: Math.max(0, lateMs), result: start(gate.startUs, Math.max(0, lateMs)) };
+  } finally {
+    held.drop(mine);
   }
 }

@@ -20,6 +20,7 @@ import { LaneScripts, type AdmitReply } from './lane-scripts.js';
 import { laneLimitsOf, planOf, type LaneLimits } from './lane-limits.js';
 import { LaneVariants } from './lane-variants.js';
 import { payloadJson } from './payload.js';
+import { HeldStarts } from './held-starts.js';
 import { passGate } from './pass-gate.js';
 import { Dispatcher, PARK_MS } from './dispatcher.js';
 import { checkCost } from '../limiters/cost.js';
@@ -132,6 +133,9 @@ export class Throttle {
     this.allocatorCache ??= new ShareAllocator(this.ctx.bull().client, this.ctx.bull().scripts, this.keys, this.shardList, this.config.globalRatePerSecond!);
     return this.allocatorCache;
   }
+
+  /** This process's jobs told their starts and not started yet, by lane (held-starts.ts). @internal */
+  readonly heldStarts = new HeldStarts();
 
   /** Lane scripts on the admission client (a submit's admission writes its job too). */
   private get admitLanes(): LaneScripts {
@@ -447,11 +451,21 @@ export class Throttle {
       for (;;) {
         await dispatcher.waitFor(entry);
         // In-process: every wait is spent here; fn runs in the same step as the lateness check.
-        const outcome = await passGate(this.gateLanes, laneId, jobId, cost, this.timing, (slotUs) => {
-          // Its unit of the lane is free from now (lua/throttle-started.lua); fn runs in the same step.
-          void this.gateLanes.started(laneId, jobId, cost, slotUs).catch(() => undefined);
-          return fn();
-        });
+        const outcome = await passGate(
+          this.gateLanes,
+          laneId,
+          jobId,
+          cost,
+          this.timing,
+          (slotUs) => {
+            // Its unit of the lane is free from now (lua/throttle-started.lua); fn runs in the same step.
+            void this.gateLanes.started(laneId, jobId, cost, slotUs).catch(() => undefined);
+            return fn();
+          },
+          undefined,
+          undefined,
+          this.heldStarts,
+        );
         if (outcome.started) return await outcome.result;
         // It missed its start: back to its lane, dispatched again at its turn (no call was made).
         await this.gateLanes.start(laneId, jobId, cost, { mode: 'requeue', slotUs: outcome.slotUs });

@@ -295,6 +295,7 @@ export class ThrottleWorker {
       },
       () => this.handlerSlots.acquire(),
       () => this.handlerSlots.release(),
+      throttle.heldStarts,
     );
     if (!outcome.started) {
       // No start for it now: parked, then back in its lane (in that order: the dispatcher

@@ -22,6 +22,9 @@ const op = fc.oneof(
   // Workers take jobs in the order they were handed out: the first one, on time or late.
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('start-first' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('requeue' as const), pick: fc.nat() }) },
+  // A started job (told its start, not confirmed) found late by its worker: with or without the lane's
+  // later jobs its process holds, which may move with it (`all`: its earlier ones too, which no call names).
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('late' as const), pick: fc.nat(), own: fc.constantFrom('none', 'later', 'all') }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
   // An operator's override of a lane (a new control version); the callers after it see it or not (`view`).
@@ -129,10 +132,34 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               if (dispatched.length === 0) break;
               const j = dispatched.splice(o.kind === 'start' ? o.pick % dispatched.length : 0, 1)[0]!;
               const { got, want } = await startBoth(j, { mode: 'start' }, now);
-              expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
-              // A job with no start now is parked by its worker, then put back in its lane.
+              expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}), ...(got.askAtUs ? { askAtUs: got.askAtUs } : {}) }).toEqual(want);
+              // A job with no start now is parked by its worker, then put back in its lane; one whose start a
+              // late job moved more than a horizon ahead asks again later.
               if (want.go) started.push({ ...j, slotUs: want.startUs });
+              else if (want.askAtUs !== undefined) dispatched.push(j);
               else parked.push({ ...j, slotUs: want.slotUs });
+              break;
+            }
+            case 'late': {
+              if (started.length === 0) break;
+              const i = o.pick % started.length;
+              const j = started[i]!;
+              const heldUs = j.slotUs;
+              if (heldUs === undefined) break;
+              const mine = o.own === 'none' ? [] : started.filter((h) => h !== j && h.lane === j.lane && h.slotUs !== undefined && (o.own === 'all' || h.slotUs >= heldUs));
+              const how = { mode: 'late' as const, heldUs, held: mine.map((h) => laneMember(h.jobId, h.cost)) };
+              const got = await lanes.start(j.lane, j.jobId, j.cost, how, at);
+              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), how, views[view]!.intervalUs, views[view]!.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs, view);
+              const { nowUs: _n, ...rest } = got;
+              expect(rest).toEqual(want);
+              if (want.go) {
+                j.slotUs = want.startUs;
+                // (Those it named from before its start are not moved: 'all'.)
+                if (want.shiftUs !== undefined) for (const h of mine) if (h.slotUs! >= heldUs) h.slotUs! += want.shiftUs;
+              } else {
+                started.splice(i, 1);
+                parked.push({ ...j, slotUs: want.slotUs });
+              }
               break;
             }
             // A started job sent back by its upstream, or a parked one put back: both go back ahead of the
@@ -216,11 +243,35 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
       { weight: 3, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 64 }) }) },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat() }) },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('start-first' as const) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('late' as const), pick: fc.nat(), own: fc.constantFrom('none', 'later', 'all') }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom('a', 'b'), ms: fc.integer({ min: 1, max: 30 }), global: fc.boolean() }) },
     );
     const fastStep = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 0, max: 60_000 })), op: fastOp });
     await fc.assert(fc.asyncProperty(fastConfig, fc.array(fastStep, { minLength: 1, maxLength: 120 }), fc.integer({ min: 0, max: 2 ** 30 }), agree), { numRuns: Number(process.env.PROP_RUNS ?? 40) });
+  });
+
+  // A process slower than its lane: it holds several of the lane's jobs (told their starts, none started)
+  // and finds the first late. Its late call names the ones it holds, which move with it when nothing else
+  // stands in the way (lua/throttle-start.lua movable_later), so the lane keeps its order.
+  it("a slow process's late job moves the jobs it holds, in agreement too", async () => {
+    const slowConfig = fc.record({
+      ratePerSecond: fc.constantFrom(200, 2_000, 20_000),
+      capacity: fc.integer({ min: 10, max: 40 }),
+      burst: fc.integer({ min: 0, max: 2 }),
+      globalRatePerSecond: fc.constant(undefined),
+      quotas: fc.constant(undefined),
+    });
+    const slowOp = fc.oneof(
+      { weight: 5, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom('a', 'a', 'a', 'b'), cost: fc.integer({ min: 1, max: 2 }) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 32 }) }) },
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant('start-first' as const) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat() }) },
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant('late' as const), pick: fc.constantFrom(0, 0, 0, 1, 2), own: fc.constantFrom('later', 'later', 'later', 'none', 'all') }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
+    );
+    const slowStep = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 0, max: 40_000 })), op: slowOp });
+    await fc.assert(fc.asyncProperty(slowConfig, fc.array(slowStep, { minLength: 30, maxLength: 80 }), fc.integer({ min: 0, max: 2 ** 30 }), agree), { numRuns: Number(process.env.PROP_RUNS ?? 40) });
   });
 });

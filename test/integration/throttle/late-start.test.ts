@@ -55,13 +55,38 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     const { lanes, slot, spacing } = await threeHandedOut();
     // B's worker was on time; A's comes after B's start.
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! - 1_000))).toMatchObject({ go: true, startUs: slot.get('pB')! });
-    // A takes the lane's next instant after C (where going back to its lane would have put it), not B's or C's.
-    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pB')! + 5_000))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! + spacing }));
+    // A comes late to its first call, behind a job a worker has: it is told its own start, to find itself
+    // late there and ask again naming the jobs its process holds (B's worker may be its own).
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pB')! + 5_000))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pA')! }));
+    // B is another process's: A takes the lane's next instant after C (where going back to its lane would
+    // have put it), not B's or C's.
+    const retake = await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: slot.get('pA')!, held: [] }, String(slot.get('pB')! + 6_000));
+    expect(retake).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! + spacing }));
+    expect(retake).not.toHaveProperty('shiftUs');
     // C keeps its start, and the lane's next job comes one interval after A's.
     expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pC')!))).toMatchObject({ go: true, startUs: slot.get('pC')! });
     expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pC')!))).kind).toBe('admitted');
     const next = await lanes.dispatch(10, String(slot.get('pC')!));
     expect(next.jobs.map((j) => [j.jobId, j.startUs])).toEqual([['pD', slot.get('pC')! + 2 * spacing]]);
+  });
+
+  it('no cap: the later jobs its own process holds move with the late job, named in its late call: the lane keeps its order', async () => {
+    const { throttle, lanes, slot, spacing } = await threeHandedOut();
+    // B has its answer, at A's process (held there, not started); C is not taken yet.
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! - 1_000))).toMatchObject({ go: true, startUs: slot.get('pB')! });
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pB')! + 5_000))).toMatchObject({ go: true, startUs: slot.get('pA')! });
+    // A's late call names B (and a member of its process from before A's start, which is not its to move).
+    const now = slot.get('pB')! + 6_000;
+    const retake = await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: slot.get('pA')!, held: ['pB|1', 'p0|1'] }, String(now));
+    expect(retake).toMatchObject({ go: true });
+    const shift = (retake as { startUs: number; shiftUs: number }).shiftUs;
+    expect((retake as { startUs: number }).startUs - slot.get('pA')!).toBe(shift);
+    expect(shift).toBeGreaterThan(0);
+    // B (told by its process) and C (told by the gate) keep their places behind A, spaced as before.
+    expect(Number(await ctx.backend.raw.zscore(throttle.keys.laneOutgoing('k'), 'pB|1'))).toBe(slot.get('pB')! + shift);
+    const c = await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pC')! + shift - 3_000));
+    expect(c).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! + shift }));
+    expect(slot.get('pC')! + shift - (slot.get('pB')! + shift)).toBe(spacing);
   });
 
   it("no cap: once an admission has taken the late job for started (a second past its start), it starts behind the lane's hand-outs", async () => {
