@@ -33,8 +33,9 @@
 --          upstream answered 429, and it counts)
 -- ARGV[15] controlVersion: the control version the worker's view of operators' overrides is at (0:
 --          none): a lane whose override is newer keeps its interval and burst (includes/lane.lua lane_limits)
--- ARGV[16..] held ('late' only): members of the lane's later jobs that this worker's process holds (told
---          their starts, not started, none starting before the reply): they may move with the late job
+-- ARGV[16..] held: ('late' only) members of the lane's other jobs that this worker's process holds
+--          (asking, or told their starts and not started; none starts before the reply): those at or after
+--          the start this job missed may move with it
 -- returns {1, start µs, now µs}  go: start the job at `start`
 --         {1, start µs, now µs, shift µs}  go, and each held member (ARGV[16..]) at or after the start the
 --                                 job missed moved by `shift`
