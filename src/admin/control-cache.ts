@@ -13,6 +13,8 @@ export interface ControlCacheOptions {
   intervalMs?: number;
   /** Called (at each poll, until it is cleared) for a queue whose timed pause has ended. */
   onPauseEnded?: (queue: string) => void;
+  /** Called (at each poll, until it is removed) for a lane override whose `until` has passed. */
+  onOverrideEnded?: (queue: string, lane: string) => void;
   /** Told of a failed poll (the last known state stays in force). */
   onError?: (error: unknown) => void;
 }
@@ -108,5 +110,8 @@ export class ControlCache implements LaneOverrides {
     for (const [queue, c] of this.controlByQueue) {
       if (c.paused && c.pauseUntilMs !== undefined && c.pauseUntilMs <= now) this.options.onPauseEnded?.(queue);
     }
+    const ended = this.options.onOverrideEnded;
+    if (!ended) return;
+    for (const [queue, lanes] of this.overridesByQueue) for (const [lane, o] of lanes) if (!inForce(o, now)) ended(queue, lane);
   }
 }

@@ -1,6 +1,7 @@
 // Writing the control state of a queue: lane overrides, drain, queue pause. Every write bumps the
 // shared change counter, which every process's ControlCache polls.
 import { whenReady, type RedisClient } from '../redis/connection.js';
+import { ScriptRegistry } from '../redis/scripts.js';
 import type { ThrottleKeys } from '../throttle/keys.js';
 import type { ControlKeys } from './control-keys.js';
 import { inForce, parseStored, type OverrideBody, type StoredOverride } from './override.js';
@@ -21,6 +22,9 @@ export function controlOf(fields: Record<string, string>): QueueControl {
 }
 
 export class ControlStore {
+  /** For endOverride's compare-and-remove (made on first use). */
+  private scripts: ScriptRegistry | undefined;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ControlKeys,
@@ -41,6 +45,21 @@ export class ControlStore {
     await this.ready();
     const removed = await this.redis.hdel(this.keys.overrides(t), lane);
     return { removed: removed > 0, version: await this.bump() };
+  }
+
+  /**
+   * Removes `lane`'s override when it has ended by `nowMs` and is still the one stored (a new one set
+   * meanwhile stays: lua/admin-override-end.lua). Undefined when nothing was removed here; else the
+   * override that ended and the control version of its removal.
+   */
+  async endOverride(t: ThrottleKeys, lane: string, nowMs: number): Promise<{ ended: StoredOverride; version: number } | undefined> {
+    await this.ready();
+    const json = await this.redis.hget(this.keys.overrides(t), lane);
+    const ended = json === null ? undefined : parseStored(lane, json);
+    if (!ended || inForce(ended, nowMs)) return undefined;
+    this.scripts ??= new ScriptRegistry(this.redis);
+    if (Number(await this.scripts.runPositional('admin-override-end', [this.keys.overrides(t)], [lane, json!])) !== 1) return undefined;
+    return { ended, version: await this.bump() };
   }
 
   /** The overrides in force (ended ones are removed on the way). */

@@ -130,8 +130,8 @@ export async function resumeLane(scripts: ScriptRegistry, redis: RedisClient, sh
  * Paces a lane's queued work by its limits with `override` on top (undefined: none), at once: the
  * dispatcher reads a lane's interval and burst from the lane itself. `version`: the control version of
  * the change; until a process has seen it, its admissions and its workers' calls keep the lane's (not
- * their own) interval and burst. An override that ends by itself (`until`) is followed by the lane's
- * next admission.
+ * their own) interval and burst. An override that ends by itself (`until`) is removed and followed at
+ * once by the first process that sees it end (override-end.ts).
  */
 export async function applyOverride(redis: RedisClient, throttle: Throttle, laneId: string, override: LaneOverride | undefined, version: number): Promise<void> {
   const plan = (await redis.hget(throttle.forLane(laneId).keys.lane(laneId), 'n')) ?? undefined;

@@ -6,6 +6,7 @@ import { ControlCache } from '../admin/control-cache.js';
 import { ControlKeys } from '../admin/control-keys.js';
 import { ControlStore } from '../admin/control-store.js';
 import { LiveFigures } from '../admin/figures.js';
+import { endTimedOverride } from '../admin/override-end.js';
 import { endTimedPause } from '../admin/queue-pause.js';
 import type { RulesSource } from '../rules/rules-source.js';
 import type { Sluice, SluiceObserver } from '../sluice.js';
@@ -46,6 +47,16 @@ export async function startControlPlane(sluice: Sluice, rules: RulesSource, figu
         .then((resumed) => resumed && logger.info({ event: 'queue_resumed', queue: name }, 'timed queue pause ended'))
         .catch((error: unknown) => logger.warn({ err: error, queue: name }, 'could not end a timed queue pause'))
         .finally(() => ending.delete(name));
+    },
+    onOverrideEnded: (name, lane) => {
+      const queue = rules.current().queue(name);
+      const key = `${name}\u0000${lane}`;
+      if (!queue || ending.has(key)) return;
+      ending.add(key);
+      void endTimedOverride(sluice.redis, sluice.throttle(queue.name, queue.throttle), store, audit, lane)
+        .then((ended) => ended && logger.info({ event: 'override_ended', queue: name, lane }, 'lane override ended'))
+        .catch((error: unknown) => logger.warn({ err: error, queue: name, lane }, 'could not end a lane override'))
+        .finally(() => ending.delete(key));
     },
     onError: () => undefined,
   });

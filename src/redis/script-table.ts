@@ -97,6 +97,7 @@ export const SCRIPT_TABLE = {
   },
   'admin-lanes-page': { keys: ['busy'], argv: ['pageSize', 'afterDepth', 'afterLane'] },
   'admin-lane-resume': { keys: ['lane', 'waiting', 'ready', 'wake'], argv: ['now', 'laneId', 'marginPpm'] },
+  'admin-override-end': { keys: ['overrides'], argv: ['lane', 'stored'] },
   'admin-cancel': {
     keys: ['lane', 'laneQueue', 'busy', 'waiting', 'job', 'lock', 'delayed', 'wait', 'paused', 'prioritized', 'completed', 'failed', 'events', 'ready'],
     argv: ['now', 'jobId', 'laneId', 'tenant'],
