@@ -17,6 +17,8 @@ interface Round {
   bounded: boolean;
   /** The starts it handed out (Redis µs), once its reply came. */
   starts?: number[];
+  /** Redis's now when it ran (µs), once its reply came. */
+  nowUs?: number;
 }
 
 /** The throttle's lane scripts, recording each dispatch round's instant, whether it was bounded and what it handed out. */
@@ -28,6 +30,7 @@ function recording(throttle: Throttle, rounds: Round[]): LaneScripts {
     rounds.push(round);
     const reply = await lanes.dispatch(...args);
     round.starts = reply.jobs.map((j) => j.startUs);
+    round.nowUs = reply.nowUs;
     return reply;
   };
   return wrapped;
@@ -133,7 +136,11 @@ describe('dispatch rounds', () => {
     const spanUs = 5_050;
     const steps = starts.slice(1).map((s, i) => s - starts[i]!);
     expect(Math.min(...steps)).toBeGreaterThanOrEqual(spanUs - 1);
-    // One step may be longer on a loaded machine (a round's timer fired late): a dispatcher alone does that too.
-    expect(steps.filter((d) => d > spanUs + 1).length).toBeLessThanOrEqual(1);
+    // A longer step comes only from a round that ran late (a timer fired late on a loaded machine, which a
+    // dispatcher alone does too): its start is then that round's own now plus the delivery time. A slot
+    // lost in the handover would be a start the meter put later than that.
+    const roundNow = new Map([...first, ...second].flatMap((r) => (r.starts ?? []).map((s) => [s, r.nowUs!] as const)));
+    const long = starts.slice(1).filter((s, i) => s - starts[i]! > spanUs + 1);
+    for (const s of long) expect(s - roundNow.get(s)!).toBeLessThanOrEqual(throttle.timing.deliveryUs + 1);
   });
 });
