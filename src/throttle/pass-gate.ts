@@ -92,7 +92,9 @@ export async function passGate<R>(
         const at: number = mine.startUs;
         // Redis µs -> this process's performance.now() ms, through the clock offset learnt from all
         // replies: a reply read late (busy event loop) makes the job late, and that lateness is seen.
-        await untilStart(redisClock.toLocal(at) - performance.timeOrigin);
+        // Worked out once: the lateness below is measured from the instant it waited for.
+        const startAt = redisClock.toLocal(at) - performance.timeOrigin;
+        await untilStart(startAt);
         if (mine.moving) await mine.moving;
         if (mine.startUs !== at) continue;
         await enter();
@@ -100,7 +102,7 @@ export async function passGate<R>(
           exit();
           continue;
         }
-        const lateMs = performance.now() - (redisClock.toLocal(at) - performance.timeOrigin);
+        const lateMs = performance.now() - startAt;
         if (lateMs <= timing.lateToleranceUs / 1000) {
           held.drop(mine);
           return { started: true, slotUs: at, lateMs: Math.max(0, lateMs), result: start(at, Math.max(0, lateMs)) };
