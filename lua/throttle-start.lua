@@ -39,6 +39,8 @@
 -- returns {1, start µs, now µs}  go: start the job at `start`
 --         {1, start µs, now µs, shift µs}  go, and each held member (ARGV[16..]) at or after the start the
 --                                 job missed moved by `shift`
+--         ({1, slot µs, now µs} also for a job late to its first call behind later jobs a worker has: its
+--                                 worker finds it late at `slot` and asks again, naming what it holds)
 --         {2, slot µs, now µs}   ask again a horizon before `slot` (a start moved more than a horizon ahead)
 --         {0, slot µs, now µs}  not now: the worker parks the job in BullMQ's delayed set, then calls
 --                               again with 'requeue' and the slot it had (0: none), which puts it
