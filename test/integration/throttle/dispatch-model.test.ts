@@ -69,6 +69,17 @@ const MIDNIGHT = 1_700_006_400_000_000;
 
 let run = 0;
 
+/** Throttles with no global cap and no quota: one of `rates`, a capacity in `capacity`, a burst up to `maxBurst`. */
+function uncappedConfig(rates: number[], capacity: { min: number; max: number }, maxBurst: number) {
+  return fc.record({
+    ratePerSecond: fc.constantFrom(...rates),
+    capacity: fc.integer(capacity),
+    burst: fc.integer({ min: 0, max: maxBurst }),
+    globalRatePerSecond: fc.constant(undefined),
+    quotas: fc.constant(undefined),
+  });
+}
+
 describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Redis', (topology) => {
   const ctx = useBackend(topology);
   // For the lane scripts of the views of overrides (one registry: each loads its libraries on every master).
@@ -231,13 +242,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
   // One lane far faster than the rounds, alone or nearly (lua/throttle-dispatch.lua hands such a lane
   // out as a run: kept out of the dispatch sets and written once as the run ends); rounds of up to 64.
   it('a fast lane handed out as a run agrees too', async () => {
-    const fastConfig = fc.record({
-      ratePerSecond: fc.constantFrom(2_000, 5_000, 20_000),
-      capacity: fc.integer({ min: 20, max: 80 }),
-      burst: fc.integer({ min: 0, max: 3 }),
-      globalRatePerSecond: fc.constant(undefined),
-      quotas: fc.constant(undefined),
-    });
+    const fastConfig = uncappedConfig([2_000, 5_000, 20_000], { min: 20, max: 80 }, 3);
     const fastOp = fc.oneof(
       { weight: 6, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom('a', 'a', 'a', 'b'), cost: fc.integer({ min: 1, max: 2 }) }) },
       { weight: 3, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 64 }) }) },
@@ -256,13 +261,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
   // and finds the first late. Its late call names the ones it holds, which move with it when nothing else
   // stands in the way (lua/throttle-start.lua movable_later), so the lane keeps its order.
   it("a slow process's late job moves the jobs it holds, in agreement too", async () => {
-    const slowConfig = fc.record({
-      ratePerSecond: fc.constantFrom(200, 2_000, 20_000),
-      capacity: fc.integer({ min: 10, max: 40 }),
-      burst: fc.integer({ min: 0, max: 2 }),
-      globalRatePerSecond: fc.constant(undefined),
-      quotas: fc.constant(undefined),
-    });
+    const slowConfig = uncappedConfig([200, 2_000, 20_000], { min: 10, max: 40 }, 2);
     const slowOp = fc.oneof(
       { weight: 5, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom('a', 'a', 'a', 'b'), cost: fc.integer({ min: 1, max: 2 }) }) },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 32 }) }) },
