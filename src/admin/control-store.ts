@@ -50,31 +50,37 @@ export class ControlStore {
   /**
    * Removes `lane`'s override when it has ended by `nowMs` and is still the one stored (a new one set
    * meanwhile stays: lua/admin-override-end.lua). Undefined when nothing was removed here; else the
-   * override that ended and the control version of its removal.
+   * override that ended (undefined for a stored value that no longer parses: never in force, removed
+   * too) and the control version of its removal.
    */
-  async endOverride(t: ThrottleKeys, lane: string, nowMs: number): Promise<{ ended: StoredOverride; version: number } | undefined> {
+  async endOverride(t: ThrottleKeys, lane: string, nowMs: number): Promise<{ ended: StoredOverride | undefined; version: number } | undefined> {
     await this.ready();
     const json = await this.redis.hget(this.keys.overrides(t), lane);
-    const ended = json === null ? undefined : parseStored(lane, json);
-    if (!ended || inForce(ended, nowMs)) return undefined;
+    if (json === null) return undefined;
+    const ended = parseStored(lane, json);
+    if (ended && inForce(ended, nowMs)) return undefined;
     this.scripts ??= new ScriptRegistry(this.redis);
-    if (Number(await this.scripts.runPositional('admin-override-end', [this.keys.overrides(t)], [lane, json!])) !== 1) return undefined;
+    if (Number(await this.scripts.runPositional('admin-override-end', [this.keys.overrides(t)], [lane, json])) !== 1) return undefined;
     return { ended, version: await this.bump() };
   }
 
-  /** The overrides in force (ended ones are removed on the way). */
-  async overrides(t: ThrottleKeys, nowMs: number): Promise<StoredOverride[]> {
+  /**
+   * The overrides in force, by lane, and the lanes whose override has ended by `nowMs` but is still
+   * stored. Nothing is removed here: an ended override is removed by endOverride (endTimedOverride),
+   * which also paces its lane by its plan again. A plain delete here would leave the lane at the
+   * override's pace, and could delete an override an operator set meanwhile.
+   */
+  async overrides(t: ThrottleKeys, nowMs: number): Promise<{ inForce: StoredOverride[]; ended: string[] }> {
     await this.ready();
     const all = await this.redis.hgetall(this.keys.overrides(t));
-    const live: StoredOverride[] = [];
+    const inForceList: StoredOverride[] = [];
     const ended: string[] = [];
     for (const [lane, json] of Object.entries(all)) {
       const o = parseStored(lane, json);
-      if (o && inForce(o, nowMs)) live.push(o);
+      if (o && inForce(o, nowMs)) inForceList.push(o);
       else ended.push(lane);
     }
-    if (ended.length) await this.redis.hdel(this.keys.overrides(t), ...ended);
-    return live.sort((a, b) => (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0));
+    return { inForce: inForceList.sort((a, b) => (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0)), ended: ended.sort() };
   }
 
   async override(t: ThrottleKeys, lane: string, nowMs: number): Promise<StoredOverride | undefined> {

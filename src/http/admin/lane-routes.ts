@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { applyOverride, laneDetail, lanePage, pauseLane, resumeLane } from '../../admin/lanes.js';
 import { limitsOfOverride, type StoredOverride } from '../../admin/override.js';
+import { endTimedOverride } from '../../admin/override-end.js';
 import { SluiceError } from '../../errors.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../deps.js';
 import { jsonBody, parseBody, requireJson } from '../body.js';
@@ -95,8 +96,11 @@ export function laneRoutes(ctx: AdminContext): Router {
   router.get('/v1/admin/queues/:queue/overrides', async (req: Request, res: Response) => {
     const { queue } = parsePart(queueParamsSchema, req.params, 'path');
     const { throttle } = await queueOf(ctx, queue);
-    const list = await ctx.store.overrides(throttle.keys, Date.now());
-    send(res, 200, overridesResponseSchema, { queue, overrides: list.map(overrideView) });
+    const { inForce, ended } = await ctx.store.overrides(throttle.keys, Date.now());
+    // An ended override the control plane has not removed yet (it polls every 250 ms) is ended here, in
+    // full: removed only if still the stored one, its lane paced by its plan again, audited.
+    for (const lane of ended) await endTimedOverride(ctx.deps.sluice.redis, throttle, ctx.store, ctx.audit, lane);
+    send(res, 200, overridesResponseSchema, { queue, overrides: inForce.map(overrideView) });
   });
 
   router.put('/v1/admin/queues/:queue/overrides/:lane', ...body, async (req: Request, res: Response) => {

@@ -34,7 +34,7 @@ describe('overrides', () => {
     for (let i = 0; i < 5; i++) expect((await throttle.submit('acme', i)).admitted).toBe(true);
     expect((await throttle.submit('acme', 5)).admitted).toBe(false);
 
-    const listed = await store.overrides(t, Date.now());
+    const listed = (await store.overrides(t, Date.now())).inForce;
     expect(listed).toEqual([expect.objectContaining({ lane: 'acme', capacity: 5, ratePerSecond: 4, by: 'ops' })]);
     expect((await store.removeOverride(t, 'acme')).removed).toBe(true);
     await until(() => throttle.limitsOf('acme').capacity === 2, 10_000, 'back to the rules');
@@ -42,7 +42,10 @@ describe('overrides', () => {
     await store.setOverride(t, 'acme', overrideBodySchema.parse({ burst: 3, until: new Date(Date.now() + 300).toISOString() }), 'ops', Date.now());
     await until(() => throttle.limitsOf('acme').burst === 3, 10_000, 'the timed override');
     await until(() => throttle.limitsOf('acme').burst === 0, 10_000, 'its end');
-    expect(await store.overrides(t, Date.now())).toEqual([]);
+    // Ended: no longer in force, and not removed by the listing (endOverride removes it and re-paces its lane).
+    expect(await store.overrides(t, Date.now())).toEqual({ inForce: [], ended: ['acme'] });
+    expect(await admin.redis.hlen(keys.overrides(t))).toBe(1);
+    expect((await store.endOverride(t, 'acme', Date.now()))?.ended).toMatchObject({ lane: 'acme', burst: 3 });
     expect(await admin.redis.hlen(keys.overrides(t))).toBe(0);
     cache.close();
   });
