@@ -16,6 +16,8 @@ const heap: Waiter[] = [];
 let seq = 0;
 let timer: NodeJS.Timeout | undefined;
 let timerAtMs = Infinity;
+/** The release of waiters whose instant was past when they came (see untilStart). */
+let immediate: NodeJS.Immediate | undefined;
 
 const before = (a: Waiter, b: Waiter) => a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq);
 
@@ -75,13 +77,22 @@ function arm(): void {
 
 /**
  * Resolves at `atMs` (this process's performance.now() ms), after every waiter with an earlier instant;
- * at once (in order with the others due) when it is past.
+ * when it is past, at the end of this turn of the event loop (setImmediate), in order with the others due
+ * then. Not at once: jobs that one reply moved (a late job of their lane and those it moved with it,
+ * held-starts.ts) come here one after the other in the same turn, not in their order. A busy process
+ * that read that reply after their new instants released each at once as it came, and a moved job took
+ * the handler slot before the late job whose start is earlier (the lane's order broken; seen under load
+ * in test/integration/throttle/slow-worker-fifo.test.ts).
  */
 export function untilStart(atMs: number): Promise<void> {
   return new Promise((resolve) => {
     push({ atMs, seq: seq++, resolve });
-    if (atMs <= performance.now()) release();
-    else arm();
+    if (atMs <= performance.now()) {
+      immediate ??= setImmediate(() => {
+        immediate = undefined;
+        release();
+      });
+    } else arm();
   });
 }
 

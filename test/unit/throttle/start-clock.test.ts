@@ -25,12 +25,27 @@ describe('untilStart', () => {
     expect(Math.min(...late)).toBeGreaterThanOrEqual(0);
   });
 
-  it('releases past instants at once, in their order, after the earlier ones still waiting', async () => {
+  it('releases past instants that come in one turn in their order, before the later ones', async () => {
     const now = performance.now();
     const order: string[] = [];
     const waits = [untilStart(now - 1).then(() => order.push('b')), untilStart(now - 2).then(() => order.push('a')), untilStart(now + 3).then(() => order.push('c'))];
+    // Not released within the turn they came in (the jobs one reply moves come one after the other).
+    await Promise.resolve();
+    expect(order).toEqual([]);
     await Promise.all(waits);
-    // 'b' came first and its instant was past: released at once; 'a' then; 'c' at its instant.
-    expect(order).toEqual(['b', 'a', 'c']);
+    // 'b' came first, but 'a''s instant is earlier: both past, released in their order; 'c' at its instant.
+    expect(order).toEqual(['a', 'b', 'c']);
+  });
+
+  it('releases a past instant in the order of its instant among waiters that came later in the same turn', async () => {
+    const now = performance.now();
+    const order: string[] = [];
+    // As a moved job (its new instant past when the reply was read) comes before the late job that moved it.
+    const moved = untilStart(now - 0.5).then(() => order.push('moved'));
+    await Promise.resolve();
+    const lateJob = untilStart(now - 0.6).then(() => order.push('late'));
+    await Promise.all([moved, lateJob]);
+    expect(order).toEqual(['late', 'moved']);
+    expect(startWaiters()).toBe(0);
   });
 });
