@@ -25,7 +25,8 @@
 -- ARGV[8]  globalIntervalUs: global interval in µs (0: no global cap)
 -- ARGV[9]  marginPpm: pacing margin in parts per million
 -- ARGV[10] horizonUs: a fresh start for a late job is given only within this many µs
--- ARGV[11] deliveryUs: and no sooner than this after now
+-- ARGV[11] lateLeadUs: and no sooner than this after now (the job is at its worker: only this reply
+--          has to reach it, not BullMQ's delivery)
 -- ARGV[12] lateToleranceUs: a job that arrives later than this after its start is late
 -- ARGV[13] quotas: the queue's spend quotas with their windows (includes/quota.lua; '' = none)
 -- ARGV[14] refund: '1' when a job sent back ('requeue') with its slot never made its call: the quota

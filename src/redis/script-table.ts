@@ -70,7 +70,7 @@ export const SCRIPT_TABLE = {
   },
   'throttle-start': {
     keys: ['lane', 'laneQueue', 'busy', 'global', 'dispatched', 'waiting', 'ready', 'wake', 'laneOutgoing', 'laneBack', 'wait', 'marker'],
-    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'deliveryUs', 'lateToleranceUs', 'quotas', 'refund', 'controlVersion'],
+    argv: ['now', 'member', 'laneId', 'mode', 'heldUs', 'laneIntervalUs', 'burst', 'globalIntervalUs', 'marginPpm', 'horizonUs', 'lateLeadUs', 'lateToleranceUs', 'quotas', 'refund', 'controlVersion'],
     argvRest: 'held',
   },
   'throttle-started': {

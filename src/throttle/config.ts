@@ -161,6 +161,8 @@ export interface ThrottleTiming {
   leadUs: number;
   /** No start is dispatched sooner than this after now: the time BullMQ takes to hand a job to a worker. */
   deliveryUs: number;
+  /** A late job's fresh start comes no sooner than this after now (LATE_LEAD_US). */
+  lateLeadUs: number;
   marginPpm: number;
   maxWaitUs: number;
   /** A job that reaches its start later than this gets a fresh start (or goes back to its lane). */
@@ -184,6 +186,15 @@ export interface ThrottleTiming {
  */
 const DELIVERY_US = 10_000;
 
+/**
+ * A job that missed its start is at its worker already: its fresh start (lua/throttle-start.lua) needs
+ * only the gate's reply to reach that worker, not BullMQ's delivery. It used to come the delivery time
+ * after now, and each late job left its handler idle that long: a worker slower than its lane (2
+ * handlers of 40 ms on a lane of 100/s, 50/s at most) ran 39/s, with 3 ms 45/s (docs/benchmarks.md, stop 35).
+ * Pacing does not depend on it: the fresh start is placed by the lane's meter and hand-outs either way.
+ */
+const LATE_LEAD_US = 3_000;
+
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
   const globalIntervalUs = config.globalRatePerSecond ? Math.max(1, Math.round(1e6 / config.globalRatePerSecond)) : 0;
   // Under a global cap the slots dispatched ahead stand between an idle key's first job and the
@@ -198,6 +209,7 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     globalIntervalUs,
     leadUs: Math.max(lead, DELIVERY_US + 5_000),
     deliveryUs: DELIVERY_US,
+    lateLeadUs: LATE_LEAD_US,
     marginPpm,
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
     // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.

@@ -418,7 +418,7 @@ export class DispatchModel {
     intervalUs: number,
     burst: number,
     horizonUs: number,
-    deliveryUs: number,
+    lateLeadUs: number,
     lateToleranceUs: number,
     viewVersion = 0,
   ): ModelStart {
@@ -470,7 +470,7 @@ export class DispatchModel {
         if (first && !later && this.atWorker(lane, laneId, member, held, nowUs)) return { go: true, startUs: held };
         behind = !later;
       }
-      let start = Math.max(nowUs + deliveryUs, lane.p, this.globalPause);
+      let start = Math.max(nowUs + lateLeadUs, lane.p, this.globalPause);
       if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, laneBurst, m), latestOut(lane.oe, nowUs));
       if (cap > 0) start = Math.max(start, this.globalSlot);
       if (start - nowUs > horizonUs) return parkLate();

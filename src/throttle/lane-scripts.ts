@@ -184,7 +184,7 @@ export class LaneScripts {
           globalIntervalUs: t.globalIntervalUs,
           marginPpm: t.marginPpm,
           horizonUs: t.leadUs,
-          deliveryUs: t.deliveryUs,
+          lateLeadUs: t.lateLeadUs,
           lateToleranceUs: t.lateToleranceUs,
           quotas: t.quotas.arg(now),
           refund: how.mode === 'requeue' && !how.callMade ? 1 : 0,

@@ -23,7 +23,7 @@ export function gateCall(lanes: LaneScripts, model: DispatchModel, t: ThrottleTi
     const cost = costOf(jobId);
     const at = now();
     const got = await lanes.start(lane, jobId, cost, how, String(at));
-    const want = model.start(at, lane, laneMember(jobId, cost), how, t.laneIntervalUs, burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+    const want = model.start(at, lane, laneMember(jobId, cost), how, t.laneIntervalUs, burst, t.leadUs, t.lateLeadUs, t.lateToleranceUs);
     expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}), ...(got.askAtUs ? { askAtUs: got.askAtUs } : {}) }).toEqual(want);
     return want;
   };

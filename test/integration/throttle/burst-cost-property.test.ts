@@ -81,7 +81,7 @@ describe('burst and costs, property', () => {
                 const c = cost.get(x.jobId)!;
                 const r = await lanes.start(x.lane, x.jobId, c, { mode: 'requeue', slotUs: x.startUs, callMade: true }, String(now));
                 expect(r.go).toBe(false);
-                model.start(now, x.lane, laneMember(x.jobId, c), { mode: 'requeue', slotUs: x.startUs, callMade: true }, t.laneIntervalUs, burst, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+                model.start(now, x.lane, laneMember(x.jobId, c), { mode: 'requeue', slotUs: x.startUs, callMade: true }, t.laneIntervalUs, burst, t.leadUs, t.lateLeadUs, t.lateToleranceUs);
               } else {
                 // The retry reaches a worker with no slot: parked, then back at the head of its lane.
                 const a = await both(x.lane, x.jobId, { mode: 'start' });

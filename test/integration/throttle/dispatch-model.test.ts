@@ -111,7 +111,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
         // The same worker call to the script and to the model.
         const startBoth = async (j: { lane: string; jobId: string; cost: number }, how: { mode: 'start' } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean }, at: number) => ({
           got: await lanes.start(j.lane, j.jobId, j.cost, how, String(at)),
-          want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, views[view]!.intervalUs, views[view]!.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs, view),
+          want: model.start(at, j.lane, laneMember(j.jobId, j.cost), how, views[view]!.intervalUs, views[view]!.burst, t.leadUs, t.lateLeadUs, t.lateToleranceUs, view),
         });
         for (const { dtUs, op: o, view: pick } of steps) {
           now += dtUs;
@@ -160,7 +160,7 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
               const mine = o.own === 'none' ? [] : started.filter((h) => h !== j && h.lane === j.lane && h.slotUs !== undefined && (o.own === 'all' || h.slotUs >= heldUs));
               const how = { mode: 'late' as const, heldUs, held: mine.map((h) => laneMember(h.jobId, h.cost)) };
               const got = await lanes.start(j.lane, j.jobId, j.cost, how, at);
-              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), how, views[view]!.intervalUs, views[view]!.burst, t.leadUs, t.deliveryUs, t.lateToleranceUs, view);
+              const want = model.start(now, j.lane, laneMember(j.jobId, j.cost), how, views[view]!.intervalUs, views[view]!.burst, t.leadUs, t.lateLeadUs, t.lateToleranceUs, view);
               const { nowUs: _n, ...rest } = got;
               expect(rest).toEqual(want);
               if (want.go) {

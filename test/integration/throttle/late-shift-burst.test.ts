@@ -53,7 +53,7 @@ describe('a late job moves its lane\'s later hand-outs, burst 3, costs 1-3', () 
     // X's worker comes 40 ms after X's start (a GC pause), before C's worker asked: X and C move together.
     now = x + 40_000;
     const ax = await gate('k', 'pX', { mode: 'start' });
-    expect(ax).toEqual({ go: true, startUs: now + t.deliveryUs });
+    expect(ax).toEqual({ go: true, startUs: now + t.lateLeadUs });
     const shift = (ax as { startUs: number }).startUs - x;
     starts.push({ id: 'pX', startUs: (ax as { startUs: number }).startUs });
     // B (cost 3) is admitted after C and handed out.

@@ -36,8 +36,8 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     const { throttle, lanes, slot, spacing } = await threeHandedOut();
     const late = slot.get('pA')! - T0 + 40_000;
     const a = await lanes.start('k', 'pA', 1, { mode: 'start' }, at(late));
-    // A fresh start one delivery time from now, and B and C exactly as far behind it as before.
-    expect(a).toMatchObject({ go: true, startUs: T0 + late + throttle.timing.deliveryUs });
+    // A fresh start the late lead from now (A is at its worker: no delivery), and B and C exactly as far behind it as before.
+    expect(a).toMatchObject({ go: true, startUs: T0 + late + throttle.timing.lateLeadUs });
     const shift = (a as { startUs: number }).startUs - slot.get('pA')!;
     const b = await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! + shift));
     expect(b).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! + shift }));
@@ -98,7 +98,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pA')! + 1_006_000))).kind).toBe('admitted');
     const late = slot.get('pA')! + 1_007_000;
     expect(await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: slot.get('pA')! }, String(late))).toEqual(
-      expect.objectContaining({ go: true, startUs: Math.max(late + throttle.timing.deliveryUs, slot.get('pC')! + spacing) }),
+      expect.objectContaining({ go: true, startUs: Math.max(late + throttle.timing.lateLeadUs, slot.get('pC')! + spacing) }),
     );
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')!))).toMatchObject({ go: true, startUs: slot.get('pB')! });
   });
@@ -182,7 +182,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     };
     const start = async (jobId: string, how: { mode: 'start' } | { mode: 'late'; heldUs: number }, now: number) => {
       const got = await lanes.start('k', jobId, 1, how, String(now));
-      const want = model.start(now, 'k', laneMember(jobId, 1), how, t.laneIntervalUs, 0, t.leadUs, t.deliveryUs, t.lateToleranceUs);
+      const want = model.start(now, 'k', laneMember(jobId, 1), how, t.laneIntervalUs, 0, t.leadUs, t.lateLeadUs, t.lateToleranceUs);
       expect(got.go ? { go: true, startUs: got.startUs } : { go: false, ...(got.slotUs ? { slotUs: got.slotUs } : {}) }).toEqual(want);
       return want;
     };
@@ -213,7 +213,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect((await admit('pC', s + 6_000)).kind).toBe('admitted');
     expect(await admit('pD', s + 6_500)).toMatchObject({ kind: 'queue_full', depth: 3 });
     const late = await start('pA', { mode: 'late', heldUs: s }, s + 7_000);
-    expect(late).toEqual({ go: true, startUs: s + 7_000 + throttle.timing.deliveryUs });
+    expect(late).toEqual({ go: true, startUs: s + 7_000 + throttle.timing.lateLeadUs });
     const fresh = (late as { startUs: number }).startUs;
     // Before its fresh start the refusal names that start; past it, A's word not in yet, the lateness tolerance.
     expect(await admit('pD', s + 9_000)).toEqual({ kind: 'queue_full', depth: 3, retryUs: fresh - (s + 9_000) });
