@@ -33,7 +33,8 @@ async function overview(ctx: AdminContext, q: QueueRule, throttle: Throttle): Pr
   const [control, figures, overrides, shares, silentUnits] = await Promise.all([
     ctx.store.control(throttle.keys),
     readFigures(redis, ctx.keys, throttle.keys, now),
-    redis.hlen(ctx.keys.overrides(throttle.keys)),
+    // The overrides in force: an ended one stays stored until a process ends it (override-end.ts).
+    ctx.store.overrides(throttle.keys, now).then((o) => o.inForce.length),
     throttle.shareAllocator?.read(),
     throttle.silentUnits(),
   ]);

@@ -58,10 +58,15 @@ describe('listing overrides', () => {
     expect((await request(app).put('/v1/admin/queues/orders/overrides/globex').set(admin).send({ capacity: 7 })).status).toBe(200);
     const before = await request(app).get('/v1/admin/queues/orders/overrides').set(admin);
     expect(before.body.overrides.map((o: { lane: string }) => o.lane)).toEqual(['acme', 'globex']);
+    const counted = await request(app).get('/v1/admin/queues').set(admin);
+    expect(counted.body.queues.find((q: { name: string }) => q.name === 'orders').live.overrides).toBe(2);
 
     await until(() => Date.now() > untilMs, 5_000, 'the override to end');
-    // Still stored: nothing else has ended it (no control plane in this app).
+    // Still stored: nothing else has ended it (no control plane in this app). The overview counts the
+    // overrides in force only.
     expect(await sluice.redis.hexists(keys.overrides(t), 'acme')).toBe(1);
+    const overview = await request(app).get('/v1/admin/queues').set(admin);
+    expect(overview.body.queues.find((q: { name: string }) => q.name === 'orders').live.overrides).toBe(1);
     const listed = await request(app).get('/v1/admin/queues/orders/overrides').set(admin);
     expect(listed.status).toBe(200);
     expect(listed.body.overrides.map((o: { lane: string }) => o.lane)).toEqual(['globex']);
