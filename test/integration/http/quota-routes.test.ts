@@ -2,30 +2,15 @@
 // answers 429 `quota_exhausted` with Retry-After = the seconds until the window resets (the ceiling);
 // a queued job's status and the admin lane detail show the quota's use and reset; the refusal is counted
 // in sluice_quota_refusals_total. Real Redis; the app in process.
-import { pino } from 'pino';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Metrics, parseRules } from '../../../src/index.js';
-import { createApp } from '../../../src/express.js';
+import { describe, expect, it } from 'vitest';
 import { quotaWindows } from '../../../src/throttle/quota.js';
-import { startBackend, type Backend } from '../../helpers/fixtures.js';
-import type { Sluice } from '../../../src/sluice.js';
+import { useRulesApp } from '../../helpers/rules-app.js';
 
 const TOKEN = 'quota-admin-token-0123456789';
-let backend: Backend;
-let sluice: Sluice;
-let app: ReturnType<typeof createApp>;
-let metrics: Metrics;
 let attempt = 0;
-
-afterAll(async () => {
-  await backend?.dispose();
-});
-
-beforeAll(async () => {
-  backend = await startBackend('single');
-  const rules = parseRules(
-    `auth: none
+const ctx = useRulesApp(
+  `auth: none
 queues:
   - name: llm
     rate_per_second: 0.01
@@ -35,19 +20,14 @@ queues:
       - { scope: key, period: day, limit: 2, time_zone: Europe/Berlin }
     handler: { type: module, path: ./none.mjs }
 `,
-    { filename: 'rules.yaml' },
-  );
-  metrics = new Metrics();
-  // The process's sluice reports to the metrics, as `sluice serve` wires it.
-  sluice = backend.sluice({ observer: metrics });
-  app = createApp({ sluice, rules: { current: () => rules }, metrics, logger: pino({ level: 'silent' }), adminToken: TOKEN });
-});
+  TOKEN,
+);
 
 describe('spend quotas over HTTP', () => {
   it('429 quota_exhausted with Retry-After until the reset; status, lane detail and metrics show it', async () => {
     // A key of its own per attempt (a retried attempt finds the last one's quota used).
     const key = `tenant-q${attempt++}`;
-    const submit = () => request(app).post('/v1/queues/llm/jobs').send({ key, payload: { n: 1 } });
+    const submit = () => request(ctx.app).post('/v1/queues/llm/jobs').send({ key, payload: { n: 1 } });
     const first = await submit();
     expect(first.status).toBe(202);
     expect((await submit()).status).toBe(202);
@@ -64,16 +44,16 @@ describe('spend quotas over HTTP', () => {
     expect(retryAfter).toBeLessThanOrEqual(Math.ceil((reset - before) / 1000) + 1);
     expect(refused.body.retry_after).toBe(retryAfter);
 
-    const status = await request(app).get(`/v1/queues/llm/jobs/${first.body.id as string}`);
+    const status = await request(ctx.app).get(`/v1/queues/llm/jobs/${first.body.id as string}`);
     expect(status.status).toBe(200);
     expect(status.body.state).toBe('queued');
     expect(status.body.quotas).toEqual([{ scope: 'key', period: 'day', unit: 'calls', limit: 2, used: 0, resetsAt: new Date(reset).toISOString(), timeZone: 'Europe/Berlin' }]);
 
-    const lane = await request(app).get(`/v1/admin/queues/llm/lanes/${key}`).set({ authorization: `Bearer ${TOKEN}` });
+    const lane = await request(ctx.app).get(`/v1/admin/queues/llm/lanes/${key}`).set({ authorization: `Bearer ${TOKEN}` });
     expect(lane.status).toBe(200);
     expect(lane.body.quotas).toEqual(status.body.quotas);
 
-    const text = await metrics.registry.metrics();
+    const text = await ctx.metrics.registry.metrics();
     expect(text).toMatch(/sluice_quota_refusals_total\{queue="llm",scope="key",period="day"\} [1-9]/);
   });
 });
