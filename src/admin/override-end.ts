@@ -1,8 +1,8 @@
 // An override that ends by itself (`until`): removed, and its lane paced by its plan again at once.
 // Its queued work was paced by the override until then, and an admission after the end paces the lane
 // by the plan; without this, a lane with a backlog and no new admission went on at the override's
-// rate past its end. Run by the first process whose control cache sees the end, or by the admin API's listing of the
-// overrides when it sees the end first (any may; one removes).
+// rate past its end. Run by the first process whose control cache sees the end, or by the admin API's
+// listing of the overrides when it sees the end first (any may; one removes).
 import type { RedisClient } from '../redis/connection.js';
 import type { Throttle } from '../throttle/throttle.js';
 import type { AuditLog } from './audit.js';
