@@ -64,8 +64,9 @@ export interface DispatchReply {
 /**
  * `late`'s `held`: members of the lane's later jobs this process holds (told their starts, none to start
  * before the reply): they may move with the late job, which keeps the lane's order (lua/throttle-start.lua).
+ * `leadUs`: its fresh start no sooner than this after now (default: the timing's lateLeadUs).
  */
-export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number; held?: readonly string[] } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' };
+export type StartMode = { mode: 'start' } | { mode: 'late'; heldUs: number; held?: readonly string[]; leadUs?: number } | { mode: 'requeue'; slotUs?: number | undefined; callMade?: boolean } | { mode: 'mark' };
 
 export interface LaneState {
   slotUs: number;
@@ -184,7 +185,7 @@ export class LaneScripts {
           globalIntervalUs: t.globalIntervalUs,
           marginPpm: t.marginPpm,
           horizonUs: t.leadUs,
-          lateLeadUs: t.lateLeadUs,
+          lateLeadUs: how.mode === 'late' && how.leadUs !== undefined ? how.leadUs : t.lateLeadUs,
           lateToleranceUs: t.lateToleranceUs,
           quotas: t.quotas.arg(now),
           refund: how.mode === 'requeue' && !how.callMade ? 1 : 0,

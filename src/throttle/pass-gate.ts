@@ -17,6 +17,17 @@ const MIGRATING_GIVE_UP_MS = 60_000;
 const MAX_NAMED = 64;
 
 /**
+ * The lead of a job's n-th late call (n from 0): the timing's late lead, doubled for each late call of
+ * the same job before it, up to the delivery time. A fresh start 3 ms on is enough when the reply comes
+ * back within the lead plus the lateness tolerance; with a slower round trip (a Redis further away, a
+ * busy process) the job would be late again at every fresh start, for ever. Doubling finds a lead that
+ * the round trip fits in after a few calls, and costs nothing when the first one does.
+ */
+export function lateLeadUs(timing: ThrottleTiming, n: number): number {
+  return Math.min(timing.lateLeadUs * 2 ** n, Math.max(timing.lateLeadUs, timing.deliveryUs * 2));
+}
+
+/**
  * True for the error of a script call that a cluster redirected instead of running: TRYAGAIN (a
  * multi-key call while a slot's keys are split between two nodes, for the whole migration), or MOVED /
  * ASK (the slot changing owner), also as the last error ioredis gives after following redirections up to
@@ -65,6 +76,8 @@ export async function passGate<R>(
   };
   // Held from its first call on: a late call of its lane made meanwhile names it (held-starts.ts).
   const mine = new HeldStart(laneId, laneMember(jobId, cost));
+  /** This job's late calls so far (each next one asks for a longer lead: lateLeadUs). */
+  let lateCalls = 0;
   held.hold(mine);
   try {
     let gate = await ask({ mode: 'start' });
@@ -110,7 +123,8 @@ export async function passGate<R>(
         // Starting now could crowd the starts given after this one: hand it back for one that does not,
         // with the lane's later jobs held here, which move with it when they can.
         exit();
-        const reply = await held.lateCall(mine, MAX_NAMED, (named) => ask({ mode: 'late', heldUs: at, held: named }));
+        const leadUs = lateLeadUs(timing, lateCalls++);
+        const reply = await held.lateCall(mine, MAX_NAMED, (named) => ask({ mode: 'late', heldUs: at, held: named, leadUs }));
         // A late call of its lane out meanwhile moved it: it waits for its new start.
         if (reply === 'moved') continue;
         gate = reply;
