@@ -15,14 +15,23 @@ import { until } from '../../helpers/throttle-procs.js';
 
 const ctx = useBackend('single');
 
+/** A queue `name` at 20/s and the control store, keys and audit log around it. */
+function setup(name: string) {
+  const sluice = ctx.sluice;
+  const keys = new ControlKeys(sluice.keys);
+  return {
+    sluice,
+    keys,
+    store: new ControlStore(sluice.redis, keys),
+    audit: new AuditLog(sluice.redis, keys.audit),
+    throttle: sluice.throttle(name, { ratePerSecond: 20, capacity: 100 }),
+    t: new ThrottleKeys(sluice.keys, name),
+  };
+}
+
 describe('an override that ends by itself', () => {
   it('is removed once ended, and the lane with queued work is paced by its plan again; a replaced one stays', async () => {
-    const sluice = ctx.sluice;
-    const keys = new ControlKeys(sluice.keys);
-    const store = new ControlStore(sluice.redis, keys);
-    const audit = new AuditLog(sluice.redis, keys.audit);
-    const throttle = sluice.throttle('oe', { ratePerSecond: 20, capacity: 100 });
-    const t = new ThrottleKeys(sluice.keys, 'oe');
+    const { sluice, keys, store, audit, throttle, t } = setup('oe');
     for (let i = 0; i < 5; i++) expect((await throttle.submit('acme', i)).admitted).toBe(true);
     const interval = () => sluice.redis.hget(throttle.keys.lane('acme'), 'i');
     expect(await interval()).toBe('50000');
@@ -57,12 +66,7 @@ describe('an override that ends by itself', () => {
   });
 
   it("is reported by a process's control cache at each poll until it is gone", async () => {
-    const sluice = ctx.sluice;
-    const keys = new ControlKeys(sluice.keys);
-    const store = new ControlStore(sluice.redis, keys);
-    const audit = new AuditLog(sluice.redis, keys.audit);
-    const throttle = sluice.throttle('oe2', { ratePerSecond: 20, capacity: 100 });
-    const t = new ThrottleKeys(sluice.keys, 'oe2');
+    const { sluice, keys, store, audit, throttle, t } = setup('oe2');
     const seen: string[] = [];
     const cache = new ControlCache(sluice.redis, keys, (q) => new ThrottleKeys(sluice.keys, q), () => ['oe2'], {
       intervalMs: 50,
