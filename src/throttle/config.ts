@@ -89,7 +89,9 @@ export const throttleConfigSchema = z
     fetchAheadMs: z.number().int().nonnegative().max(60_000).default(200),
     /**
      * Slots are spaced this fraction wider than the rate (default 1%), so that timing jitter between
-     * worker processes never puts rate + 1 starts inside one second.
+     * worker processes never puts rate + 1 starts inside one second. Half of it, at most 5 ms, is how
+     * late a start may be and keep its slot; the rest is a window's room for what delays a start after
+     * that (docs/algorithms.md, "Pacing margin").
      */
     pacingMargin: z.number().nonnegative().max(0.5).default(0.01),
     /** Deadline for one submit's Redis calls (ms). */
@@ -195,6 +197,13 @@ const DELIVERY_US = 10_000;
  */
 const LATE_LEAD_US = 3_000;
 
+/**
+ * The most a start may be late and keep its slot (µs). A wider margin leaves more of a window to what
+ * delays a start after it passed that check (the OS preempting the process, a collection), instead of
+ * letting starts be later.
+ */
+const LATE_TOLERANCE_US = 5_000;
+
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
   const globalIntervalUs = config.globalRatePerSecond ? Math.max(1, Math.round(1e6 / config.globalRatePerSecond)) : 0;
   // Under a global cap the slots dispatched ahead stand between an idle key's first job and the
@@ -212,8 +221,9 @@ export function timingOf(config: ThrottleConfig): ThrottleTiming {
     lateLeadUs: LATE_LEAD_US,
     marginPpm,
     maxWaitUs: (config.maxWaitMs ?? 0) * 1000,
-    // Half of what the margin absorbs over one second: the rest covers the timer jitter of the starts.
-    lateToleranceUs: Math.max(1000, Math.round(config.pacingMargin * 1e6) / 2),
+    // Half of what the margin absorbs over one second, at most LATE_TOLERANCE_US: the rest covers what
+    // can delay a start after its check (bench/outflow-room.ts).
+    lateToleranceUs: Math.max(1000, Math.min(LATE_TOLERANCE_US, Math.round(config.pacingMargin * 1e6) / 2)),
     sendHeadroomUs: config.upstream.sendHeadroomMs * 1000,
     enqueueByUs: (2 * config.submitTimeoutMs + 1_000) * 1000,
     quotas: new QuotaArgs(config.quotas ?? []),

@@ -255,7 +255,7 @@ export class DispatchModel {
       let freed = 0;
       let at = base;
       // A handed-out job past its start is late: by the lateness tolerance it has started or has a fresh start.
-      const lateBy = nowUs + Math.max(1000, Math.floor(m / 2));
+      const lateBy = nowUs + Math.max(1000, Math.min(5000, Math.floor(m / 2)));
       let first = true;
       for (const [member, start] of [...lane.out].sort(byScoreThenMember)) {
         freed += costOf(member);
