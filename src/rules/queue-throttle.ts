@@ -35,6 +35,7 @@ export const THROTTLE_NAMES = {
   time_zone: 'timeZone',
   when_exhausted: 'whenExhausted',
   shards: 'shards',
+  pacing_margin: 'pacingMargin',
 } as const satisfies Record<
   string,
   | keyof ThrottleConfigInput
@@ -152,6 +153,8 @@ export const queueThrottleFields = {
   quotas: z.array(quotaFileSchema).max(MAX_QUOTAS).optional(),
   /** Hash tags the queue is split over (default 1): its lanes and global cap spread over the cluster's masters. */
   shards: t.shards.removeDefault().optional(),
+  /** How much wider than the rate the starts are spaced (a fraction, default 0.01): a 1 s window's room. */
+  pacing_margin: t.pacingMargin.removeDefault().optional(),
 } satisfies { [K in keyof Names]?: z.ZodType };
 
 /** A parsed queue's throttle fields. */

@@ -40,6 +40,8 @@ const cases: FailureCase[] = [
   ['bad default plan name', rated('    default_plan: "pro plan"\n'), `${Q}.default_plan`, 5, 'letters, digits'],
   ['shards 0', rated('    shards: 0\n'), `${Q}.shards`, 5, 'expected number to be >=1'],
   ['shards above 64', rated('    shards: 65\n'), `${Q}.shards`, 5, 'expected number to be <=64'],
+  ['pacing margin above a half', rated('    pacing_margin: 0.6\n'), `${Q}.pacing_margin`, 5, 'expected number to be <=0.5'],
+  ['pacing margin below 0', rated('    pacing_margin: -0.01\n'), `${Q}.pacing_margin`, 5, 'expected number to be >=0'],
   ['a cap below one start per shard', rated('    global_rate_per_second: 2\n    shards: 3\n'), `${Q}.shards`, 6, 'need a global_rate_per_second of at least 3'],
   ['a queue quota when sharded', rated('    shards: 2\n    quotas:\n      - { scope: queue, period: day, limit: 100 }\n'), `${Q}.quotas.0.scope`, 7, 'needs shards 1'],
 ];
@@ -77,7 +79,7 @@ describe('a queue compiles to the settings the throttle takes', () => {
       rated(
         '    max_wait: 1m30s\n    global_rate_per_second: 50\n    burst: 3\n    attempts: 4\n    backoff: { type: exponential, delay: 250ms }\n' +
           '    max_payload_bytes: 1024\n    plans:\n      pro: { rate_per_second: 20, capacity: 100, burst: 2, max_wait: 1m }\n      free: { rate_per_second: 0.5, capacity: 2 }\n' +
-          '    default_plan: free\n    upstream: { learn: false, floor_per_second: 0.5, scope: queue, send_headroom: 20ms }\n    shards: 3\n',
+          '    default_plan: free\n    upstream: { learn: false, floor_per_second: 0.5, scope: queue, send_headroom: 20ms }\n    shards: 3\n    pacing_margin: 0.015\n',
       ),
     );
     const settings = rules.queues[0]!.throttle;
@@ -94,9 +96,10 @@ describe('a queue compiles to the settings the throttle takes', () => {
       defaultPlan: 'free',
       upstream: { learn: false, floorPerSecond: 0.5, scope: 'queue', sendHeadroomMs: 20 },
       shards: 3,
+      pacingMargin: 0.015,
     });
     // The throttle takes them as they are, its defaults filling the rest.
-    expect(parseThrottleConfig('q', settings)).toMatchObject({ ...settings, leadMs: 50, pacingMargin: 0.01 });
+    expect(parseThrottleConfig('q', settings)).toMatchObject({ ...settings, leadMs: 50 });
   });
 
   it('a queue with only rate and capacity leaves every default to the throttle', () => {
