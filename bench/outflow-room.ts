@@ -9,7 +9,10 @@
 // takes a fresh slot. A start that passes that check can still begin later: the process preempted by the
 // OS (two cores, several busy processes), or a collection, between the check and the handler's first line.
 // The room says how much of that a window can absorb.
-//   npx tsx bench/outflow-room.ts [--rate 100] [--jobs 600] [--procs 2] [--load 2] [--reps 3] [--margins 0.01,0.015]
+// With --send-within MS, each handler prepares its call for a random 0 to MS ms, then checks
+// `job.assertOnTime()` (a call later than the send headroom, 10 ms by default, goes back to its lane) and
+// the figures are those of the instants the calls would leave, what an upstream counts.
+//   npx tsx bench/outflow-room.ts [--rate 100] [--jobs 600] [--procs 2] [--load 2] [--reps 3] [--margins 0.01,0.015] [--send-within 0]
 // Prints one JSON document on stdout; progress goes to stderr.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -28,6 +31,7 @@ const { values: flags } = parseArgs({
     load: { type: 'string', default: '2' },
     reps: { type: 'string', default: '3' },
     margins: { type: 'string', default: '0.01,0.015' },
+    'send-within': { type: 'string', default: '0' },
   },
 });
 const rate = Number(flags.rate);
@@ -36,12 +40,14 @@ const procs = Number(flags.procs);
 const load = Number(flags.load);
 const reps = Number(flags.reps);
 const margins = flags.margins.split(',').map(Number);
+const sendWithinMs = Number(flags['send-within']);
 if (!(rate >= 2 && rate <= 2_000)) throw new Error('--rate: 2 .. 2000');
 if (!(jobs > rate + 1 && jobs <= 20_000)) throw new Error('--jobs: rate + 2 .. 20000');
 if (!(procs >= 1 && procs <= 8)) throw new Error('--procs: 1 .. 8');
 if (!(load >= 0 && load <= 8)) throw new Error('--load: 0 .. 8');
 if (!(reps >= 1 && reps <= 20)) throw new Error('--reps: 1 .. 20');
 if (!margins.every((m) => m >= 0 && m <= 0.5)) throw new Error('--margins: each in [0, 0.5]');
+if (!(sendWithinMs >= 0 && sendWithinMs <= 1_000)) throw new Error('--send-within: ms in [0, 1000]');
 
 const log = (msg: string) => process.stderr.write(`[outflow-room ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 const drainMs = (jobs / rate) * 1000;
@@ -84,7 +90,7 @@ async function run(margin: number, rep: number) {
   const throttle = sluice.throttle(name, config);
   const kids = await Promise.all(
     Array.from({ length: procs }, async () => {
-      const h = startTsProcess(CHILD, [server.url, PREFIX, name, JSON.stringify(config), JSON.stringify({ concurrency: 10 })]);
+      const h = startTsProcess(CHILD, [server.url, PREFIX, name, JSON.stringify(config), JSON.stringify({ concurrency: 10, ...(sendWithinMs > 0 ? { sendWithinMs } : {}) })]);
       children.push(h);
       await h.message('hello');
       h.send(JSON.stringify({ cmd: 'worker' }));
@@ -110,11 +116,12 @@ async function run(margin: number, rep: number) {
     if (counts.reduce((a, b) => a + b, 0) >= jobs || Date.now() > deadline) break;
     await sleep(250);
   }
-  const reports = await Promise.all(kids.map(async (k) => (k.send(JSON.stringify({ cmd: 'report' })), k.message<{ starts: Start[]; deferrals: number }>('report'))));
+  const reports = await Promise.all(kids.map(async (k) => (k.send(JSON.stringify({ cmd: 'report' })), k.message<{ starts: Start[]; sends: number[]; deferrals: number }>('report'))));
   await Promise.all(kids.map(async (k) => (k.send(JSON.stringify({ cmd: 'close' })), k.exited)));
   for (const b of burning) b.kill('SIGKILL');
   const starts = reports.flatMap((r) => r.starts).sort((a, b) => a[0] - b[0]);
-  const times = starts.map((s) => s[0]);
+  // What an upstream counts: the calls' instants when they are made, else the handlers' starts.
+  const times = sendWithinMs > 0 ? reports.flatMap((r) => r.sends).sort((a, b) => a - b) : starts.map((s) => s[0]);
   let minSpan = Infinity;
   for (let i = 0; i + rate < times.length; i++) minSpan = Math.min(minSpan, times[i + rate]! - times[i]!);
   const late = starts.map((s) => s[0] - s[1]).sort((a, b) => a - b);
@@ -166,6 +173,7 @@ process.stdout.write(
       jobs,
       procs,
       load,
+      sendWithinMs,
       loadavg: { before: round2(loadBefore), after: round2(loadavg()[0]!) },
       summary,
       rows,

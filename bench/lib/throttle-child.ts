@@ -18,6 +18,12 @@ const workerOptions = JSON.parse(workerOptionsJson || '{}') as {
   holdCapacity?: number;
   /** Handler duration (ms, default 0). */
   durationMs?: number;
+  /**
+   * Each handler waits a random 0 to this many ms (its call being prepared), then calls
+   * `job.assertOnTime()` (a call later than the send headroom goes back to its lane) and records the
+   * instant the call would leave; `count` then counts those sends (default: no send, count the starts).
+   */
+  sendWithinMs?: number;
   /** false: count starts only (a million starts would not fit in one report line). */
   record?: boolean;
 };
@@ -29,17 +35,26 @@ setTimeout(() => process.exit(124), 15 * 60_000).unref();
 /** One start: [wall ms, granted slot ms, admission's predicted start ms, lane, job id]. */
 type Start = [number, number, number, string, string];
 const starts: Start[] = [];
+/** The instants the handlers' calls would leave (sendWithinMs), wall ms. */
+const sends: number[] = [];
 let count = 0;
 let worker: ThrottleWorker | undefined;
 
 async function startWorker(): Promise<void> {
   const durationMs = workerOptions.durationMs ?? 0;
+  const sendWithinMs = workerOptions.sendWithinMs;
   worker = sluice.worker(
     name!,
     async (job) => {
       const t = performance.timeOrigin + performance.now();
-      count++;
+      if (sendWithinMs === undefined) count++;
       if (record) starts.push([Math.round(t * 100) / 100, job.slotMs, (job.raw.data as { s: number }).s, job.lane, job.id]);
+      if (sendWithinMs !== undefined) {
+        await new Promise((r) => setTimeout(r, Math.random() * sendWithinMs));
+        job.assertOnTime();
+        sends.push(Math.round((performance.timeOrigin + performance.now()) * 100) / 100);
+        count++;
+      }
       if (durationMs > 0) await new Promise((r) => setTimeout(r, durationMs));
     },
     { config, concurrency: workerOptions.concurrency ?? 20, holdCapacity: workerOptions.holdCapacity ?? 300 },
@@ -57,7 +72,7 @@ for await (const line of rl) {
   } else if (msg.cmd === 'count') {
     send({ type: 'count', n: count });
   } else if (msg.cmd === 'report') {
-    send({ type: 'report', pid: process.pid, deferrals, starts });
+    send({ type: 'report', pid: process.pid, deferrals, starts, sends });
   } else if (msg.cmd === 'close') {
     await worker?.close();
     await sluice.close();
