@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { createSluice, type ThrottleConfigInput } from '../src/index.js';
 import { startTsProcess, type ChildHandle } from '../test/helpers/processes.js';
 import { startRedis } from '../test/helpers/redis-server.js';
-import { maxInWindow } from '../test/helpers/throttle-stats.js';
+import { achievedRate, maxInWindow, quantile, spreadOf } from '../test/helpers/throttle-stats.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -66,10 +66,6 @@ type Start = [number, number, number, string, string];
 function burners(n: number, ms: number): ChildProcess[] {
   const code = `const end = Date.now() + ${Math.round(ms)}; while (Date.now() < end) {}`;
   return Array.from({ length: n }, () => spawn(process.execPath, ['-e', code], { stdio: 'ignore' }));
-}
-
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))]!;
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -124,15 +120,14 @@ async function run(margin: number, rep: number) {
   const times = sendWithinMs > 0 ? reports.flatMap((r) => r.sends).sort((a, b) => a - b) : starts.map((s) => s[0]);
   let minSpan = Infinity;
   for (let i = 0; i + rate < times.length; i++) minSpan = Math.min(minSpan, times[i + rate]! - times[i]!);
-  const late = starts.map((s) => s[0] - s[1]).sort((a, b) => a - b);
   return {
     margin,
     rep,
     started: starts.length,
     maxIn1s: maxInWindow(times, 1000),
     roomMs: round2(minSpan - 1000),
-    achievedOverRate: round2(((times.length - 1) / (times[times.length - 1]! - times[0]!)) * 1000 / rate),
-    lateMs: { p50: round2(quantile(late, 0.5)), p99: round2(quantile(late, 0.99)), max: round2(late[late.length - 1]!) },
+    achievedOverRate: round2((achievedRate(times) ?? 0) / rate),
+    lateMs: spreadOf(starts.map((s) => s[0] - s[1])),
     gateDeferrals: reports.reduce((n, r) => n + r.deferrals, 0),
   };
 }
@@ -158,7 +153,7 @@ const summary = margins.map((m) => {
     roomMsMin: rooms[0],
     roomMsMedian: quantile(rooms, 0.5),
     achievedOverRateMedian: quantile(mine.map((r) => r.achievedOverRate).sort((a, b) => a - b), 0.5),
-    lateMsMax: Math.max(...mine.map((r) => r.lateMs.max)),
+    lateMsMax: Math.max(...mine.map((r) => r.lateMs.max ?? 0)),
   };
 });
 await sluice.close();

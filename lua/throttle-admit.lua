@@ -127,7 +127,7 @@ if held + cost > capacity then
   local need = held + cost - capacity
   local freed, at = 0, base
   local out = redis.call('ZRANGE', KEYS[9], '0', '-1', 'WITHSCORES')
-  -- (The lateness tolerance as src/throttle/config.ts derives it, half the margin, 1 to 5 ms; with a
+  -- (The lateness tolerance as src/throttle/config.ts derives it, half the margin, 1 ms to LATE_TOLERANCE_US; with a
   -- pacing margin below the send headroom the margin here is the headroom's, and this a little later.)
   local late_by = now + math.max(1000, math.min(5000, math.floor(margin / 2)))
   for i = 1, #out, 2 do

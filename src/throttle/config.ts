@@ -202,7 +202,7 @@ const LATE_LEAD_US = 3_000;
  * delays a start after it passed that check (the OS preempting the process, a collection), instead of
  * letting starts be later.
  */
-const LATE_TOLERANCE_US = 5_000;
+export const LATE_TOLERANCE_US = 5_000;
 
 export function timingOf(config: ThrottleConfig): ThrottleTiming {
   const globalIntervalUs = config.globalRatePerSecond ? Math.max(1, Math.round(1e6 / config.globalRatePerSecond)) : 0;

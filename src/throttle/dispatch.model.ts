@@ -7,6 +7,7 @@
 // delivery time and no horizon, as the ideal schedule a real run is measured against. Redis's sorted
 // sets order equal scores by member; the model orders the same way.
 
+import { LATE_TOLERANCE_US } from './config.js';
 import { quotaArg, type QuotaConfig } from './quota.js';
 
 /** One queued job of a lane: its member `<job id>|<cost>` and its score (predicted start, FIFO). */
@@ -255,7 +256,7 @@ export class DispatchModel {
       let freed = 0;
       let at = base;
       // A handed-out job past its start is late: by the lateness tolerance it has started or has a fresh start.
-      const lateBy = nowUs + Math.max(1000, Math.min(5000, Math.floor(m / 2)));
+      const lateBy = nowUs + Math.max(1000, Math.min(LATE_TOLERANCE_US, Math.floor(m / 2)));
       let first = true;
       for (const [member, start] of [...lane.out].sort(byScoreThenMember)) {
         freed += costOf(member);
