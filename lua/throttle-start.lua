@@ -120,10 +120,12 @@ end
 -- the held ones, a process slower than its lane sent each late job behind its own later jobs: it
 -- reordered the lane itself.
 -- A second value true says what kept them: one of them at a worker (its process may hold it).
-local function movable_later(held, expires, latest_started, mine)
+-- `with_later` false (no later hand-out is out): only those first checks, and {} when they pass.
+local function movable_later(held, expires, latest_started, mine, with_later)
   -- (At its own instant too: a job of a burst that started there cannot move with it.)
   if outgoing_expired(expires, now) or tonumber(latest_started or 0) >= held then return nil end
   if tonumber(redis.call('ZSCORE', KEYS[9], member) or -1) ~= held then return nil end
+  if not with_later then return {} end
   local found = redis.call('ZRANGEBYSCORE', KEYS[9], whole(held), '+inf', 'WITHSCORES', 'LIMIT', '0', MAX_MOVED + 2)
   if #found > 2 * (MAX_MOVED + 1) then return nil end
   local later = {}
@@ -138,6 +140,25 @@ local function movable_later(held, expires, latest_started, mine)
   return later
 end
 
+-- The hand-outs of the lane just before a late job that no worker has taken yet (still in the
+-- dispatched set: nobody knows their starts), latest first, after the lane's latest start and at most
+-- `room` of them. Two processes take a lane's jobs from BullMQ in its order, but their first gate calls
+-- can reach Redis in either order: a later job whose call came first, late, took a fresh start ahead of
+-- an earlier one still on its way, which then went behind it. Moved with the late job, they keep their
+-- place ahead of it: each start only moves later, and the spacing among them stays.
+local function movable_earlier(held, latest_started, room)
+  local earlier = {}
+  if room <= 0 then return earlier end
+  local floor = '(' .. whole(tonumber(latest_started or 0))
+  local found = redis.call('ZREVRANGEBYSCORE', KEYS[9], '(' .. whole(held), floor, 'WITHSCORES', 'LIMIT', '0', room)
+  for i = 1, #found, 2 do
+    if not redis.call('ZSCORE', KEYS[5], found[i] .. '|' .. lane_id) then break end
+    earlier[#earlier + 1] = found[i]
+    earlier[#earlier + 1] = found[i + 1]
+  end
+  return earlier
+end
+
 -- `first`: the job came late to its first call (it names no held jobs then).
 local function late(held, first)
   local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe', 'ls', 'ov')
@@ -149,11 +170,12 @@ local function late(held, first)
   local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
   local cap = learned(shared(global_interval, g[5], g[6], now), g[2], g[3], now)
   -- Later jobs of its lane were handed out after it (the lane's meter is past this job's own span).
-  local later, behind
-  if tat > held + span(cost, lane_interval, margin) then
-    -- Under a global cap their starts are interleaved with every other lane's, and a quota counts each
-    -- start in its window: the job goes back to its lane.
-    if cap > 0 or #quotas > 0 then return park(held) end
+  local later, behind, earlier
+  local later_out = tat > held + span(cost, lane_interval, margin)
+  -- Under a global cap their starts are interleaved with every other lane's, and a quota counts each
+  -- start in its window: the job goes back to its lane.
+  if later_out and (cap > 0 or #quotas > 0) then return park(held) end
+  if cap == 0 and #quotas == 0 then
     -- Without either, the lane's starts matter only among themselves: this job and its lane's later
     -- hand-outs move by the same amount (FIFO and spacing kept) when they can (movable_later). When they
     -- cannot (one of them has its answer already), it takes the lane's next instant behind them: where
@@ -163,16 +185,34 @@ local function late(held, first)
     local mine = {}
     for i = 16, #ARGV do mine[ARGV[i]] = true end
     local at_worker
-    later, at_worker = movable_later(held, st[5], st[6], mine)
-    -- Late to its first call, behind later jobs a worker has: its own process may hold them. It is told
-    -- the start it had, finds itself late there, and asks again naming the jobs it holds.
-    if first and at_worker then return {1, held, now} end
-    behind = not later
+    later, at_worker = movable_later(held, st[5], st[6], mine, later_out)
+    if later_out then
+      -- Late to its first call, behind later jobs a worker has: its own process may hold them. It is told
+      -- the start it had, finds itself late there, and asks again naming the jobs it holds.
+      if first and at_worker then return {1, held, now} end
+      behind = not later
+    end
+    -- The earlier hand-outs no worker has yet move with it too (movable_earlier).
+    if later then earlier = movable_earlier(held, st[6], MAX_MOVED - #later / 2) end
+    if later and #later == 0 and #earlier == 0 then later = nil end
   end
   local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
   -- Behind them: after the meter (less the burst) and not before the latest start handed out (latest_out).
   if behind then start = math.max(start, lane_eligible(tat, tonumber(st[2] or 0), lane_interval, burst, margin), latest_out(st[5], now)) end
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
+  -- With earlier hand-outs moved, `start` is the first one's and this job's comes as far after it as
+  -- before; unless that is past the horizon, then they stay where they are.
+  local shift = start - held
+  if earlier and #earlier > 0 then
+    local first_moved = start - tonumber(earlier[#earlier])
+    if held + first_moved - now <= tonumber(ARGV[10]) then
+      shift = first_moved
+      for i = 1, #earlier do later[#later + 1] = earlier[i] end
+    elseif #later == 0 then
+      later = nil
+    end
+    start = held + shift
+  end
   if start - now > tonumber(ARGV[10]) then return park(held) end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the
   -- quota units are given back, and its next hand-out counts in the new window).
@@ -180,13 +220,12 @@ local function late(held, first)
   local after = start + span(cost, lane_interval, margin)
   local last_start = start
   if later then
-    local shift = start - held
     for i = 1, #later, 2 do
       local at = whole(tonumber(later[i + 1]) + shift)
       redis.call('ZADD', KEYS[9], 'XX', at, later[i])
       redis.call('ZADD', KEYS[5], 'XX', at, later[i] .. '|' .. lane_id)
+      last_start = math.max(last_start, tonumber(later[i + 1]) + shift)
     end
-    last_start = tonumber(later[#later]) + shift
     after = tat + shift
   elseif behind then
     after = math.max(tat, start) + span(cost, lane_interval, margin)
@@ -219,7 +258,7 @@ local function late(held, first)
   end
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
-  if later and #ARGV > 15 then return {1, start, now, start - held} end
+  if later and #ARGV > 15 then return {1, start, now, shift} end
   return {1, start, now}
 end
 

@@ -457,6 +457,7 @@ export class DispatchModel {
       // has its answer, this job's own member still holds its start and there are at most MAX_MOVED;
       // else it takes the lane's next instant behind them (lua/throttle-start.lua).
       let later: [string, number][] | undefined;
+      let earlier: [string, number][] | undefined;
       let behind = false;
       // With later hand-outs out, a job that goes back to its lane is handed out after them: behind them too.
       const laterOut = lane.c > held + span(cost, laneInterval, m);
@@ -464,22 +465,37 @@ export class DispatchModel {
         if (laterOut) this.sentBehind.add(member);
         return park(held);
       };
-      if (laterOut) {
-        if (cap > 0 || qs.length > 0) return parkLate();
-        later = this.movableLater(lane, laneId, member, held, nowUs, mine);
-        // Late to its first call behind jobs a worker has: told its start, it asks again naming the ones it holds.
-        if (first && !later && this.atWorker(lane, laneId, member, held, nowUs)) return { go: true, startUs: held };
-        behind = !later;
+      if (laterOut && (cap > 0 || qs.length > 0)) return parkLate();
+      if (cap === 0 && qs.length === 0) {
+        later = this.movableLater(lane, laneId, member, held, nowUs, mine, laterOut);
+        if (laterOut) {
+          // Late to its first call behind jobs a worker has: told its start, it asks again naming the ones it holds.
+          if (first && !later && this.atWorker(lane, laneId, member, held, nowUs)) return { go: true, startUs: held };
+          behind = !later;
+        }
+        // The earlier hand-outs no worker has yet move with it too (lua/throttle-start.lua movable_earlier).
+        if (later) earlier = this.movableEarlier(lane, laneId, held, MAX_MOVED - later.length);
+        if (later && later.length === 0 && earlier!.length === 0) later = undefined;
       }
       let start = Math.max(nowUs + lateLeadUs, lane.p, this.globalPause);
       if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, laneBurst, m), latestOut(lane.oe, nowUs));
       if (cap > 0) start = Math.max(start, this.globalSlot);
+      // With earlier hand-outs moved, `start` is the first one's and this job's comes as far after it as
+      // before, unless that is past the horizon (then they stay).
+      let shift = start - held;
+      if (earlier && earlier.length > 0) {
+        const firstMoved = start - earlier[earlier.length - 1]![1];
+        if (held + firstMoved - nowUs <= horizonUs) {
+          shift = firstMoved;
+          later!.push(...earlier);
+        } else if (later!.length === 0) later = undefined;
+        start = held + shift;
+      }
       if (start - nowUs > horizonUs) return parkLate();
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return parkLate();
       let after = start + span(cost, laneInterval, m);
       let lastStart = start;
       if (later) {
-        const shift = start - held;
         for (const [other, at] of later) {
           lane.out.set(other, at + shift);
           // (A held one is at its worker, not in the dispatched set: ZADD XX.)
@@ -504,7 +520,7 @@ export class DispatchModel {
       if (expires === 0 || lastStart + OUTGOING_LIFE_US > expires) lane.oe = lastStart + OUTGOING_LIFE_US;
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
-      return later && mine.length > 0 ? { go: true, startUs: start, shiftUs: start - held } : { go: true, startUs: start };
+      return later && mine.length > 0 ? { go: true, startUs: start, shiftUs: shift } : { go: true, startUs: start };
     };
     if (how.mode === 'mark') return park();
     if (how.mode === 'requeue') return requeue(how.slotUs, how.callMade === true);
@@ -532,14 +548,34 @@ export class DispatchModel {
     return later.some(([other]) => !this.dispatched.has(`${other}|${laneId}`));
   }
 
-  private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number, mine: readonly string[]): [string, number][] | undefined {
+  private movableLater(lane: LaneState, laneId: string, member: string, held: number, nowUs: number, mine: readonly string[], withLater: boolean): [string, number][] | undefined {
     if (outgoingExpired(lane.oe, nowUs) || lane.ls >= held || lane.out.get(member) !== held) return undefined;
+    if (!withLater) return [];
     const later = [...lane.out].filter(([other, at]) => other !== member && at >= held);
     if (later.length === 0 || later.length > MAX_MOVED) return undefined;
     // Each at no worker yet, or held by the late job's own process (the members it names that are not
     // among them are not its to move).
     const own = new Set(mine);
     return later.some(([other]) => !own.has(other) && !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;
+  }
+
+  /**
+   * The hand-outs of a late job's lane just before it that no worker has taken yet, latest first, after
+   * the lane's latest start, at most `room` (lua/throttle-start.lua movable_earlier).
+   */
+  private movableEarlier(lane: LaneState, laneId: string, held: number, room: number): [string, number][] {
+    if (room <= 0) return [];
+    // ZREVRANGEBYSCORE: by score, then member, both descending.
+    const before = [...lane.out]
+      .filter(([, at]) => at < held && at > lane.ls)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0))
+      .slice(0, room);
+    const earlier: [string, number][] = [];
+    for (const e of before) {
+      if (!this.dispatched.has(`${e[0]}|${laneId}`)) break;
+      earlier.push(e);
+    }
+    return earlier;
   }
 
   /**

@@ -6,6 +6,11 @@ export class Semaphore {
 
   constructor(private readonly size: number) {}
 
+  /** True when acquire() would not wait. */
+  get hasFree(): boolean {
+    return this.held < this.size;
+  }
+
   acquire(): Promise<void> {
     if (this.held < this.size) {
       this.held++;

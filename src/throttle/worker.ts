@@ -9,6 +9,7 @@ import { SluiceError } from '../errors.js';
 import type { ThrottleContext } from './context.js';
 import { DeferJob, LateSend } from './defer.js';
 import { EarlyStartWorker } from './early-start-worker.js';
+import { HoldPolicy } from './hold-policy.js';
 import type { JobData } from './job-status.js';
 import { LaneRepairer } from './repair.js';
 import { passGate } from './pass-gate.js';
@@ -62,6 +63,9 @@ export interface ThrottleWorkerOptions {
   /**
    * Jobs this process may hold while they wait for their start instant (default 100). A job is handed
    * to the workers up to the throttle's leadMs before its start; at a total rate r about r x leadMs are held.
+   * Held only while the handlers keep up: from the worker's start, and whenever a job had to wait for a
+   * handler past its lateness tolerance, the process takes no more jobs than `concurrency`, and leaves
+   * the rest in the queue, in the lane's order, for a process with a free handler (src/throttle/hold-policy.ts).
    */
   holdCapacity?: number;
   /** BullMQ lock duration (ms, default 30,000): a job whose worker died is re-run after about this long. */
@@ -104,6 +108,8 @@ export class ThrottleWorker {
   private closing = false;
   /** The process's handler slots, shared by the shards' workers: `concurrency` handlers in all. */
   private readonly handlerSlots: Semaphore;
+  /** How many jobs the shards' workers take at once: the handlers only, or with the held ones (hold-policy.ts). */
+  private readonly holdPolicy: HoldPolicy;
   private readonly dispatching: Throttle[] = [];
   private allocating: Throttle | undefined;
   /** @internal How long the start-up collections took (ms; collectAtStart), undefined when none ran in this worker. */
@@ -117,6 +123,9 @@ export class ThrottleWorker {
     private readonly options: ThrottleWorkerOptions = {},
   ) {
     this.handlerSlots = new Semaphore(options.concurrency ?? 10);
+    this.holdPolicy = new HoldPolicy(options.concurrency ?? 10, options.holdCapacity ?? 100, (limit) => {
+      for (const w of this.workers) w.concurrency = limit;
+    });
     this.started = throttle.then((t) => this.start(t));
     this.started.catch(() => undefined);
   }
@@ -159,11 +168,12 @@ export class ThrottleWorker {
     if (this.closing) return;
     const { client } = this.ctx.bull();
     const o = this.options;
-    const worker = new EarlyStartWorker<JobData>(throttle.name, (job, token) => this.process(throttle, job, token), {
+    const worker = new EarlyStartWorker<JobData>(throttle.name, (job, token) => this.track(throttle, job, token), {
       connection: client,
       prefix: throttle.keys.bullPrefix,
-      // BullMQ's concurrency covers the jobs held for their slot too; handlers are limited by handlerSlots.
-      concurrency: (o.concurrency ?? 10) + (o.holdCapacity ?? 100),
+      // BullMQ's concurrency covers the jobs held for their slot too (when the hold policy lets it);
+      // handlers are limited by handlerSlots.
+      concurrency: this.holdPolicy.limit,
       lockDuration: o.lockDurationMs ?? 30_000,
       stalledInterval: o.stalledIntervalMs ?? 30_000,
       maxStalledCount: o.maxStalledCount ?? 3,
@@ -188,7 +198,13 @@ export class ThrottleWorker {
     this.dispatching.push(throttle);
     // A round that hands out several starts: fetched at once, not one round trip after another (BullMQ's
     // loop takes one of them; src/throttle/early-start-worker.ts).
-    this.stopFetching.push(throttle.dispatcher.onHandOut((jobs) => worker.fetchMore(jobs - 1)));
+    // None while it takes only as many jobs as it has handlers: BullMQ's loop counts only its own jobs,
+    // so with its fetch in flight the two paths together could take one more than the handlers.
+    this.stopFetching.push(
+      throttle.dispatcher.onHandOut((jobs) => {
+        if (!this.holdPolicy.isStrict) worker.fetchMore(jobs - 1);
+      }),
+    );
     const observer = this.ctx.observer;
     // BullMQ emits these once the job's new state is in Redis: a reader woken by the event reads it finished.
     worker.on('completed', (job) => {
@@ -234,6 +250,40 @@ export class ThrottleWorker {
       },
     });
     await throttle.callbacks.enqueue(job.id!, outcome, job.data.cb!, job.data.cbp === 1, body);
+  }
+
+  /** process(), counted among the jobs taken and not finished (the hold policy reads the count). */
+  private async track(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
+    this.holdPolicy.taken();
+    try {
+      return await this.process(throttle, job, token);
+    } finally {
+      this.holdPolicy.finished();
+    }
+  }
+
+  /**
+   * A handler slot. A job that came to its start with none free and waited for one past the lateness
+   * tolerance tells the hold policy: the handlers made it late. (Not one that waited less: at 2,000/s
+   * more jobs than handlers fall due at once, and the fast handlers free their slots within microseconds.)
+   */
+  private enterHandler(toleranceMs: number): Promise<void> {
+    if (this.handlerSlots.hasFree) {
+      // (Taken at once: a free slot is held as acquire() returns.)
+      const taken = this.handlerSlots.acquire();
+      this.holdPolicy.handlerStarted();
+      return taken;
+    }
+    const since = performance.now();
+    return this.handlerSlots.acquire().then(() => {
+      if (performance.now() - since > toleranceMs) this.holdPolicy.saturated();
+      this.holdPolicy.handlerStarted();
+    });
+  }
+
+  private exitHandler(): void {
+    this.handlerSlots.release();
+    this.holdPolicy.handlerEnded();
   }
 
   private async process(throttle: Throttle, job: Job<JobData>, token: string | undefined): Promise<unknown> {
@@ -293,8 +343,8 @@ export class ThrottleWorker {
           return Promise.reject(error);
         }
       },
-      () => this.handlerSlots.acquire(),
-      () => this.handlerSlots.release(),
+      () => this.enterHandler(throttle.timing.lateToleranceUs / 1000),
+      () => this.exitHandler(),
       throttle.heldStarts,
     );
     if (!outcome.started) {
@@ -333,7 +383,7 @@ export class ThrottleWorker {
       void throttle.recordEvent('deferred', job.id!, { ...whose(job), reason: late ? 'rate' : 'upstream', delayMs: error.delayMs });
       throw new DelayedError();
     } finally {
-      this.handlerSlots.release();
+      this.exitHandler();
     }
   }
 }

@@ -51,6 +51,20 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     expect(next.jobs[0]!.startUs).toBeGreaterThanOrEqual(slot.get('pC')! + shift + spacing);
   });
 
+  it('no cap: a late job whose earlier hand-outs no worker has taken yet moves them too, ahead of it (two processes took them in order, their calls came in the other)', async () => {
+    const { throttle, lanes, slot, spacing } = await threeHandedOut();
+    // B's call reaches Redis first, late; A (taken first, by another process) is still on its way.
+    const late = slot.get('pB')! - T0 + 40_000;
+    const b = await lanes.start('k', 'pB', 1, { mode: 'start' }, at(late));
+    // A moves with it: A takes the fresh start the late lead from now, and B comes one spacing after it.
+    const fresh = T0 + late + throttle.timing.lateLeadUs;
+    expect(b).toEqual(expect.objectContaining({ go: true, startUs: fresh + spacing }));
+    // A's call then finds its start moved, still ahead of B's; C stays one spacing after B.
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, at(late + 500))).toEqual(expect.objectContaining({ go: true, startUs: fresh }));
+    expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, at(late + 600))).toEqual(expect.objectContaining({ go: true, startUs: fresh + 2 * spacing }));
+    // Before, B took the fresh start and A, late at its own call behind a job a worker has, went behind C.
+  });
+
   it('no cap: a later job of the lane that has its answer keeps its start; the late one starts behind the hand-outs', async () => {
     const { lanes, slot, spacing } = await threeHandedOut();
     // B's worker was on time; A's comes after B's start.
