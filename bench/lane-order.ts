@@ -8,7 +8,8 @@
 // ("behind"; also by the slots the gate gave), adjacent pairs out of submit order ("inversions"), the most
 // starts in any 1 s (never over the rate), and starts per second against what the handlers can run. With --base DIR the same runs on another
 // checkout (its bench/lib/throttle-child.ts, src/ and lua/, on a redis-server of its own), alternated rep by rep.
-//   npx tsx bench/lane-order.ts [--rate 100] [--concurrency 1] [--duration 30] [--jobs 120] [--procs 2] [--reps 3] [--base DIR]
+// --cap N puts the throttle under a global cap of N/s.
+//   npx tsx bench/lane-order.ts [--rate 100] [--concurrency 1] [--duration 30] [--jobs 120] [--procs 2] [--reps 3] [--cap N] [--base DIR]
 // Prints one JSON document on stdout; progress goes to stderr.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,7 @@ const { values: flags } = parseArgs({
     jobs: { type: 'string', default: '120' },
     procs: { type: 'string', default: '2' },
     reps: { type: 'string', default: '3' },
+    cap: { type: 'string' },
     base: { type: 'string' },
   },
 });
@@ -36,6 +38,9 @@ const durationMs = Number(flags.duration);
 const jobs = Number(flags.jobs);
 const procs = Number(flags.procs);
 const reps = Number(flags.reps);
+/** A global cap on the throttle (its own lanes then start under it), or none. */
+const cap = flags.cap === undefined ? undefined : Number(flags.cap);
+if (cap !== undefined && !(cap >= 1 && cap <= 10_000)) throw new Error('--cap: 1 .. 10000');
 if (!(rate >= 1 && rate <= 10_000)) throw new Error('--rate: 1 .. 10000');
 if (!(concurrency >= 1 && concurrency <= 100)) throw new Error('--concurrency: 1 .. 100');
 if (!(durationMs >= 0 && durationMs <= 1_000)) throw new Error('--duration: 0 .. 1000 ms');
@@ -74,7 +79,7 @@ for (const t of trees) {
 
 async function run(tree: { name: string; dir: string }, rep: number) {
   const { server, sluice } = servers.get(tree.name)!;
-  const config: ThrottleConfigInput = { ratePerSecond: rate, capacity: jobs + 10, keepCompleted: { count: 0 }, submitTimeoutMs: 30_000 };
+  const config: ThrottleConfigInput = { ratePerSecond: rate, capacity: jobs + 10, keepCompleted: { count: 0 }, submitTimeoutMs: 30_000, ...(cap !== undefined ? { globalRatePerSecond: cap } : {}) };
   const name = `order-${rep}`;
   const throttle = sluice.throttle(name, config);
   // One after another: the submit order is the lane's order.
@@ -181,6 +186,7 @@ process.stdout.write(
       at: new Date().toISOString(),
       command: `npx tsx bench/lane-order.ts ${process.argv.slice(2).join(' ')}`.trim(),
       rate,
+      cap: cap ?? null,
       concurrency,
       durationMs,
       jobs,

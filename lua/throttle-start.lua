@@ -53,7 +53,8 @@
 -- a crashed worker, a job brought back early) goes back to the head of its lane: every start, first or
 -- not, is paced and ordered by the dispatcher. A late job takes the next free instant of the meters at
 -- once when no later job of its lane was dispatched after it (its lane's order and spacing hold);
--- otherwise it goes back too. The job is parked before its member is back in the lane, so the
+-- otherwise its later hand-outs move with it, or (under a cap) pass their slots on in order (late()
+-- below), or it goes back too. The job is parked before its member is back in the lane, so the
 -- dispatcher can never promote a job that is not parked yet; meanwhile a marker in the dispatched set
 -- (scored now) lets lane repair bring the job back if its worker died between the two steps.
 -- @include now
@@ -170,11 +171,21 @@ local function late(held, first)
   local g = redis.call('HMGET', KEYS[4], 's', 'ui', 'ue', 'p', 'xi', 'xe')
   local cap = learned(shared(global_interval, g[5], g[6], now), g[2], g[3], now)
   -- Later jobs of its lane were handed out after it (the lane's meter is past this job's own span).
-  local later, behind, earlier
+  local later, behind, earlier, chain
   local later_out = tat > held + span(cost, lane_interval, margin)
-  -- Under a global cap their starts are interleaved with every other lane's, and a quota counts each
-  -- start in its window: the job goes back to its lane.
-  if later_out and (cap > 0 or #quotas > 0) then return park(held) end
+  -- A quota counts each start in its window: the job goes back to its lane.
+  if later_out and #quotas > 0 then return park(held) end
+  -- Under a global cap their starts are interleaved with every other lane's: none can move. When no
+  -- worker has any of them yet, all of its cost, the lane's hand-outs keep their order instead, on the
+  -- slots they have (passed on, below); else the job goes back to its lane.
+  if later_out and cap > 0 then
+    chain = movable_later(held, st[5], st[6], {}, true)
+    if not chain then return park(held) end
+    for i = 1, #chain, 2 do
+      if member_cost(chain[i]) ~= cost then return park(held) end
+    end
+    behind = true
+  end
   if cap == 0 and #quotas == 0 then
     -- Without either, the lane's starts matter only among themselves: this job and its lane's later
     -- hand-outs move by the same amount (FIFO and spacing kept) when they can (movable_later). When they
@@ -214,6 +225,43 @@ local function late(held, first)
     start = held + shift
   end
   if start - now > tonumber(ARGV[10]) then return park(held) end
+  -- Passed on: the late job and its lane's later hand-outs, in their order, take the slots of those
+  -- hand-outs that can still be reached (from the late lead on, after any pause), then the one fresh start
+  -- behind them (`start`, as a late job alone would have); the rest, whose slots are past too, go back to
+  -- their lane when their workers come (no dispatched entry), keyed by their first start: ahead of its
+  -- fresh jobs, in their order. The cap's slots and the lane's spacing stay as they were.
+  local own = start
+  if chain then
+    local floor = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
+    local first_usable = #chain + 1
+    for i = 1, #chain, 2 do
+      if tonumber(chain[i + 1]) >= floor then
+        first_usable = i
+        break
+      end
+    end
+    local usable = (#chain - first_usable + 1) / 2
+    if usable > 0 then own = tonumber(chain[first_usable + 1]) end
+    for t = 1, #chain / 2 do
+      local m = chain[2 * t - 1]
+      local at
+      if t < usable then
+        at = chain[first_usable + 2 * t + 1]
+      elseif t == usable then
+        at = whole(start)
+      end
+      if at then
+        redis.call('ZADD', KEYS[9], 'XX', at, m)
+        redis.call('ZADD', KEYS[5], 'XX', at, m .. '|' .. lane_id)
+      else
+        redis.call('ZREM', KEYS[5], m .. '|' .. lane_id)
+        if not redis.call('HGET', KEYS[10], m) then
+          redis.call('HSET', KEYS[10], m, whole(tonumber(chain[2 * t]) - BACK_OFFSET))
+          redis.call('PEXPIRE', KEYS[10], '86400000')
+        end
+      end
+    end
+  end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the
   -- quota units are given back, and its next hand-out counts in the new window).
   if #quotas > 0 and quota_crosses(quotas, held, start) then return park(held) end
@@ -250,7 +298,8 @@ local function late(held, first)
     redis.call('HSET', KEYS[1], 'od', '0')
     expires = false
   end
-  if redis.call('ZADD', KEYS[9], whole(start), member) == 1 then redis.call('HINCRBY', KEYS[1], 'od', cost) end
+  -- (Its own start: passed on, the first slot it could reach; the meters above go by the fresh start.)
+  if redis.call('ZADD', KEYS[9], whole(own), member) == 1 then redis.call('HINCRBY', KEYS[1], 'od', cost) end
   -- The outgoing set lives a second past its last start (includes/lane.lua): so do the starts moved here.
   if not expires or last_start + OUTGOING_LIFE_US > tonumber(expires) then
     redis.call('PEXPIRE', KEYS[9], whole(ttl((last_start - now) / 1000)))
@@ -259,7 +308,7 @@ local function late(held, first)
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
   if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
   if later and #ARGV > 15 then return {1, start, now, shift} end
-  return {1, start, now}
+  return {1, own, now}
 end
 
 if mode == 'mark' then return park() end

@@ -465,7 +465,18 @@ export class DispatchModel {
         if (laterOut) this.sentBehind.add(member);
         return park(held);
       };
-      if (laterOut && (cap > 0 || qs.length > 0)) return parkLate();
+      if (laterOut && qs.length > 0) return parkLate();
+      // Under a cap, when no worker has any of its lane's later hand-outs and all are of its cost, they keep
+      // their order on the slots they have (lua/throttle-start.lua, passed on); else it goes back.
+      let chain: [string, number][] | undefined;
+      if (laterOut && cap > 0) {
+        chain = this.movableLater(lane, laneId, member, held, nowUs, [], true);
+        if (!chain) return parkLate();
+        // In start order (ZRANGEBYSCORE: by score, then member).
+        chain.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+        if (chain.some(([other]) => costOf(other) !== cost)) return parkLate();
+        behind = true;
+      }
       if (cap === 0 && qs.length === 0) {
         later = this.movableLater(lane, laneId, member, held, nowUs, mine, laterOut);
         if (laterOut) {
@@ -492,6 +503,26 @@ export class DispatchModel {
         start = held + shift;
       }
       if (start - nowUs > horizonUs) return parkLate();
+      // Passed on: the slots that can still be reached, in order, then the fresh start; the rest go back
+      // to their lane when their workers come, keyed by their first start.
+      let own = start;
+      if (chain) {
+        const floor = Math.max(nowUs + lateLeadUs, lane.p, this.globalPause);
+        const usableFrom = chain.findIndex(([, at]) => at >= floor);
+        const usable = usableFrom < 0 ? [] : chain.slice(usableFrom).map(([, at]) => at);
+        if (usable.length > 0) own = usable[0]!;
+        chain.forEach(([other, at], i) => {
+          const t = i + 1;
+          const to = t < usable.length ? usable[t] : t === usable.length ? start : undefined;
+          if (to !== undefined) {
+            lane.out.set(other, to);
+            this.dispatched.set(`${other}|${laneId}`, to);
+          } else {
+            this.dispatched.delete(`${other}|${laneId}`);
+            if (!lane.back.has(other)) lane.back.set(other, at - BACK_OFFSET);
+          }
+        });
+      }
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return parkLate();
       let after = start + span(cost, laneInterval, m);
       let lastStart = start;
@@ -505,7 +536,8 @@ export class DispatchModel {
         after = lane.c + shift;
       } else if (behind) {
         after = Math.max(lane.c, start) + span(cost, laneInterval, m);
-        this.sentBehind.add(member);
+        // (Passed a chain, it keeps its place: the last of them takes the start behind.)
+        if (!chain) this.sentBehind.add(member);
       }
       lane.c = after;
       // Its unit is held again until its fresh start, whoever took it for started meanwhile (lua/throttle-start.lua).
@@ -516,11 +548,11 @@ export class DispatchModel {
         expires = 0;
       }
       if (!lane.out.has(member)) lane.od += cost;
-      lane.out.set(member, start);
+      lane.out.set(member, own);
       if (expires === 0 || lastStart + OUTGOING_LIFE_US > expires) lane.oe = lastStart + OUTGOING_LIFE_US;
       this.reposition(laneId, lane);
       if (cap > 0) this.globalSlot = start + span(cost, cap, m);
-      return later && mine.length > 0 ? { go: true, startUs: start, shiftUs: shift } : { go: true, startUs: start };
+      return later && mine.length > 0 ? { go: true, startUs: start, shiftUs: shift } : { go: true, startUs: own };
     };
     if (how.mode === 'mark') return park();
     if (how.mode === 'requeue') return requeue(how.slotUs, how.callMade === true);

@@ -273,4 +273,28 @@ describe.each(TOPOLOGIES)('throttle scripts == model on random sequences, %s Red
     const slowStep = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 0, max: 40_000 })), op: slowOp });
     await fc.assert(fc.asyncProperty(slowConfig, fc.array(slowStep, { minLength: 30, maxLength: 80 }), fc.integer({ min: 0, max: 2 ** 30 }), agree), { numRuns: Number(process.env.PROP_RUNS ?? 40) });
   });
+
+  // Under a global cap, a job late to its first call while no worker has its lane's later hand-outs takes
+  // the next one's slot, each of them the one after, the last a fresh start (lua/throttle-start.lua):
+  // lanes slow enough that a late job can still reach the next slot, several jobs of a lane in a horizon.
+  it('under a cap, a late job passes its slot on along its lane, in agreement too', async () => {
+    const cappedConfig = fc.record({
+      ratePerSecond: fc.constantFrom(50, 100),
+      capacity: fc.integer({ min: 6, max: 20 }),
+      burst: fc.constant(0),
+      globalRatePerSecond: fc.constantFrom(120, 500),
+      quotas: fc.constant(undefined),
+    });
+    const cappedOp = fc.oneof(
+      { weight: 5, arbitrary: fc.record({ kind: fc.constant('admit' as const), lane: fc.constantFrom('a', 'a', 'b'), cost: fc.constantFrom(1, 1, 1, 2) }) },
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('dispatch' as const), maxJobs: fc.integer({ min: 1, max: 8 }) }) },
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant('start-first' as const) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat() }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('late' as const), pick: fc.nat(), own: fc.constant('none') }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('unpark' as const), pick: fc.nat() }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('pause' as const), lane: fc.constantFrom('a', 'b'), ms: fc.integer({ min: 1, max: 30 }), global: fc.boolean() }) },
+    );
+    const cappedStep = fc.record({ dtUs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 12_000 }), fc.integer({ min: 0, max: 40_000 })), op: cappedOp });
+    await fc.assert(fc.asyncProperty(cappedConfig, fc.array(cappedStep, { minLength: 30, maxLength: 80 }), fc.integer({ min: 0, max: 2 ** 30 }), agree), { numRuns: Number(process.env.PROP_RUNS ?? 40) });
+  });
 });

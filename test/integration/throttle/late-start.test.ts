@@ -158,9 +158,26 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     }
   });
 
-  it("under a global cap the late job goes back: its lane's starts are interleaved with the others", async () => {
-    const { lanes, slot } = await threeHandedOut({ globalRatePerSecond: 100 });
-    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! + 40_000))).toEqual(expect.objectContaining({ go: false, slotUs: slot.get('pA')! }));
+  it("under a global cap a late job whose lane's next hand-out is past too takes the fresh start, and that one goes back to its lane, keeping its place", async () => {
+    const { throttle, lanes, slot, spacing } = await threeHandedOut({ globalRatePerSecond: 100 });
+    const now = slot.get('pA')! + 40_000;
+    // A: the fresh start the late lead from now (the cap's next slot, pB's, is past too).
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: now + throttle.timing.lateLeadUs }));
+    // B, when it comes, has no start: it goes back, keyed by its first start, ahead of C (not handed out yet).
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: false }));
+    expect((await lanes.start('k', 'pB', 1, { mode: 'requeue' }, String(now + 600))).go).toBe(false);
+    const next = await lanes.dispatch(10, String(now + spacing));
+    expect(next.jobs.map((j) => j.jobId)).toEqual(['pB', 'pC']);
+    expect(next.jobs[0]!.startUs).toBeGreaterThan(now + throttle.timing.lateLeadUs);
+  });
+
+  it("under a global cap a late job takes the next hand-out's slot while no worker has it, and that one a fresh start: the lane keeps its order and the cap its slots", async () => {
+    const { lanes, slot, spacing } = await threeHandedOut({ globalRatePerSecond: 100 });
+    const now = slot.get('pA')! + 6_000;
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! }));
+    // B, still on its way, finds the next start: the cap's next slot after its old one.
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! + spacing }));
+    // Before, A went back to its lane and started after B.
   });
 
   it('a busy slow lane keeps its capacity once the outgoing set has expired (Redis time, real expiry)', async () => {
