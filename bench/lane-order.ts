@@ -13,7 +13,6 @@
 // Prints one JSON document on stdout; progress goes to stderr.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createSluice, type Sluice, type ThrottleConfigInput } from '../src/index.js';
 import { startTsProcess, type ChildHandle } from '../test/helpers/processes.js';
@@ -89,7 +88,7 @@ async function run(tree: { name: string; dir: string }, rep: number) {
     if (!r.admitted) throw new Error(`refused: ${JSON.stringify(r)}`);
     order.set(r.jobId, i);
   }
-  const child = fileURLToPath(new URL(`file://${join(tree.dir, 'bench/lib/throttle-child.ts')}`));
+  const child = join(tree.dir, 'bench/lib/throttle-child.ts');
   const kids = await Promise.all(
     Array.from({ length: procs }, async () => {
       const h = startTsProcess(child, [server.url, PREFIX, name, JSON.stringify(config), JSON.stringify({ concurrency, durationMs })]);

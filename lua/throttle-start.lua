@@ -207,7 +207,9 @@ local function late(held, first)
     if later then earlier = movable_earlier(held, st[6], MAX_MOVED - #later / 2) end
     if later and #later == 0 and #earlier == 0 then later = nil end
   end
-  local start = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
+  -- The soonest start a late job can reach: the late lead from now, after any pause.
+  local reachable = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
+  local start = reachable
   -- Behind them: after the meter (less the burst) and not before the latest start handed out (latest_out).
   if behind then start = math.max(start, lane_eligible(tat, tonumber(st[2] or 0), lane_interval, burst, margin), latest_out(st[5], now)) end
   if cap > 0 then start = math.max(start, tonumber(g[1] or 0)) end
@@ -232,10 +234,9 @@ local function late(held, first)
   -- fresh jobs, in their order. The cap's slots and the lane's spacing stay as they were.
   local own = start
   if chain then
-    local floor = math.max(now + tonumber(ARGV[11]), tonumber(st[2] or 0), tonumber(g[4] or 0))
     local first_usable = #chain + 1
     for i = 1, #chain, 2 do
-      if tonumber(chain[i + 1]) >= floor then
+      if tonumber(chain[i + 1]) >= reachable then
         first_usable = i
         break
       end

@@ -488,7 +488,9 @@ export class DispatchModel {
         if (later) earlier = this.movableEarlier(lane, laneId, held, MAX_MOVED - later.length);
         if (later && later.length === 0 && earlier!.length === 0) later = undefined;
       }
-      let start = Math.max(nowUs + lateLeadUs, lane.p, this.globalPause);
+      // The soonest start a late job can reach: the late lead from now, after any pause.
+      const reachable = Math.max(nowUs + lateLeadUs, lane.p, this.globalPause);
+      let start = reachable;
       if (behind) start = Math.max(start, eligible(lane.c, lane.p, laneInterval, laneBurst, m), latestOut(lane.oe, nowUs));
       if (cap > 0) start = Math.max(start, this.globalSlot);
       // With earlier hand-outs moved, `start` is the first one's and this job's comes as far after it as
@@ -507,8 +509,7 @@ export class DispatchModel {
       // to their lane when their workers come, keyed by their first start.
       let own = start;
       if (chain) {
-        const floor = Math.max(nowUs + lateLeadUs, lane.p, this.globalPause);
-        const usableFrom = chain.findIndex(([, at]) => at >= floor);
+        const usableFrom = chain.findIndex(([, at]) => at >= reachable);
         const usable = usableFrom < 0 ? [] : chain.slice(usableFrom).map(([, at]) => at);
         if (usable.length > 0) own = usable[0]!;
         chain.forEach(([other, at], i) => {
