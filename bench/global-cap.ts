@@ -14,7 +14,7 @@
 // master; docs/algorithms.md, "A throttle across a cluster"): the cap divided among the shards by demand,
 // measured against the same ideal (one gate over every lane), Redis CPU and commands per master.
 //   npx tsx bench/global-cap.ts [--heavy 10] [--heavy-jobs 200] [--light 190] [--light-jobs 5] [--cap 200]
-//     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
+//     [--lane-rate 50] [--capacity 1000] [--procs 2] [--concurrency 10] [--duration MS] [--timeout 90] [--bullmq] [--dump jobs.json] [--cold]
 //     [--masters 1|3..9] [--shards N]
 //     [--warm-jobs N: N jobs through the workers first, not counted: workers that have been running a while]
 //     [--collect-at-start: the workers' start-up collections as soon as they have started, as `sluice worker` runs them]
@@ -40,6 +40,8 @@ const { values: flags } = parseArgs({
     capacity: { type: 'string', default: '1000' },
     procs: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '10' },
+    // Each handler runs this many ms (0: returns at once); handlers slower than the cap make them the bottleneck.
+    duration: { type: 'string', default: '0' },
     timeout: { type: 'string', default: '90' },
     seed: { type: 'string', default: '1' },
     bullmq: { type: 'boolean', default: false },
@@ -145,7 +147,7 @@ async function runSluice(target: Target) {
   const prefix = `gc${Date.now()}`;
   const backend = { target: target.redis } as never;
   const procs = await Promise.all(Array.from({ length: n('procs') }, () => ThrottleProc.start(backend, prefix, 'cap', config, flags['collect-at-start'] ? { collectAtStart: true } : {}, REPORT_ENV)));
-  await Promise.all(procs.map((p) => p.worker(n('concurrency'))));
+  await Promise.all(procs.map((p) => p.worker(n('concurrency'), n('duration') > 0 ? { durationMs: n('duration') } : {})));
   const sluice = createSluice({ redis: target.redis, prefix });
   const throttle = sluice.throttle('cap', config);
   const byId = new Map<string, CapJob>();

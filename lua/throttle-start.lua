@@ -226,41 +226,40 @@ local function late(held, first)
     end
     start = held + shift
   end
-  if start - now > tonumber(ARGV[10]) then return park(held) end
+  -- (A chain's members take their slots past the horizon too: each worker asks again a horizon before.)
+  if start - now > tonumber(ARGV[10]) and not chain then return park(held) end
   -- Passed on: the late job and its lane's later hand-outs, in their order, take the slots of those
-  -- hand-outs that can still be reached (from the late lead on, after any pause), then the one fresh start
-  -- behind them (`start`, as a late job alone would have); the rest, whose slots are past too, go back to
-  -- their lane when their workers come (no dispatched entry), keyed by their first start: ahead of its
-  -- fresh jobs, in their order. The cap's slots and the lane's spacing stay as they were.
+  -- hand-outs it can still use, then fresh ones: the one a late job alone would have (`start`) and, for
+  -- each hand-out whose slot is past too, the next, a lane's span and the cap's apart. A slot it can use
+  -- is at most the lateness tolerance before the soonest start it can reach (after any pause): a job that
+  -- late at its own slot keeps it too. The lane keeps its order and spacing, the cap its slots; the
+  -- hand-outs that went back to their lane here came back through their workers in either order
+  -- (bench/lane-order.ts --cap: 42-47 of 120 behind, now 0-1).
   local own = start
+  local last_fresh = start
   if chain then
-    local first_usable = #chain + 1
-    for i = 1, #chain, 2 do
-      if tonumber(chain[i + 1]) >= reachable then
-        first_usable = i
-        break
-      end
+    local slots = {}
+    local usable_from = math.max(reachable - tolerance, tonumber(st[2] or 0), tonumber(g[4] or 0))
+    for i = 2, #chain, 2 do
+      if tonumber(chain[i]) >= usable_from then slots[#slots + 1] = tonumber(chain[i]) end
     end
-    local usable = (#chain - first_usable + 1) / 2
-    if usable > 0 then own = tonumber(chain[first_usable + 1]) end
+    local step = math.max(span(cost, cap, margin), span(cost, lane_interval, margin))
+    local fresh = #chain / 2 + 1 - #slots
+    for t = 1, fresh do
+      last_fresh = start + (t - 1) * step
+      slots[#slots + 1] = last_fresh
+    end
+    -- Each fresh slot but the one a late job alone takes is a start handed out again: its lane's fair
+    -- tag grows as the dispatcher's hand-out would have grown it (the cap's other lanes keep their share).
+    if fresh > 1 then
+      redis.call('HSET', KEYS[1], 'v', whole(tonumber(redis.call('HGET', KEYS[1], 'v') or 0) + (fresh - 1) * cost * tonumber(interval_text)))
+    end
+    own = slots[1]
     for t = 1, #chain / 2 do
       local m = chain[2 * t - 1]
-      local at
-      if t < usable then
-        at = chain[first_usable + 2 * t + 1]
-      elseif t == usable then
-        at = whole(start)
-      end
-      if at then
-        redis.call('ZADD', KEYS[9], 'XX', at, m)
-        redis.call('ZADD', KEYS[5], 'XX', at, m .. '|' .. lane_id)
-      else
-        redis.call('ZREM', KEYS[5], m .. '|' .. lane_id)
-        if not redis.call('HGET', KEYS[10], m) then
-          redis.call('HSET', KEYS[10], m, whole(tonumber(chain[2 * t]) - BACK_OFFSET))
-          redis.call('PEXPIRE', KEYS[10], '86400000')
-        end
-      end
+      local at = whole(slots[t + 1])
+      redis.call('ZADD', KEYS[9], 'XX', at, m)
+      redis.call('ZADD', KEYS[5], 'XX', at, m .. '|' .. lane_id)
     end
   end
   -- Counted in the window of the start it missed: a fresh start past that window's reset goes back (the
@@ -277,7 +276,8 @@ local function late(held, first)
     end
     after = tat + shift
   elseif behind then
-    after = math.max(tat, start) + span(cost, lane_interval, margin)
+    after = math.max(tat, last_fresh) + span(cost, lane_interval, margin)
+    last_start = math.max(last_start, last_fresh)
   end
   redis.call('HSET', KEYS[1], 'c', whole(after))
   -- A lane with no queued work keeps its meter only as long as it matters (it may even have expired
@@ -307,8 +307,14 @@ local function late(held, first)
     redis.call('HSET', KEYS[1], 'oe', whole(last_start + OUTGOING_LIFE_US))
   end
   reposition_lane(KEYS[1], lane_id, KEYS[6], KEYS[7], margin)
-  if cap > 0 then redis.call('HSET', KEYS[4], 's', start + span(cost, cap, margin)) end
+  if cap > 0 then redis.call('HSET', KEYS[4], 's', last_fresh + span(cost, cap, margin)) end
   if later and #ARGV > 15 then return {1, start, now, shift} end
+  -- Its own start past the horizon (a chain's fresh one): it asks again a horizon before it, as a job
+  -- handed out that far ahead would.
+  if own - now > tonumber(ARGV[10]) then
+    redis.call('ZADD', KEYS[5], whole(own), entry)
+    return {2, own, now}
+  end
   return {1, own, now}
 end
 

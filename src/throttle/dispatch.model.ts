@@ -504,24 +504,24 @@ export class DispatchModel {
         } else if (later!.length === 0) later = undefined;
         start = held + shift;
       }
-      if (start - nowUs > horizonUs) return parkLate();
-      // Passed on: the slots that can still be reached, in order, then the fresh start; the rest go back
-      // to their lane when their workers come, keyed by their first start.
+      // (A chain's members take their slots past the horizon too: each worker asks again a horizon before.)
+      if (start - nowUs > horizonUs && !chain) return parkLate();
+      // Passed on: the slots it can still use (a start within the lateness tolerance keeps its slot), in
+      // order, then fresh ones from `start` on, a lane's and the cap's span apart (lua/throttle-start.lua).
       let own = start;
+      let lastFresh = start;
       if (chain) {
-        const usableFrom = chain.findIndex(([, at]) => at >= reachable);
-        const usable = usableFrom < 0 ? [] : chain.slice(usableFrom).map(([, at]) => at);
-        if (usable.length > 0) own = usable[0]!;
-        chain.forEach(([other, at], i) => {
-          const t = i + 1;
-          const to = t < usable.length ? usable[t] : t === usable.length ? start : undefined;
-          if (to !== undefined) {
-            lane.out.set(other, to);
-            this.dispatched.set(`${other}|${laneId}`, to);
-          } else {
-            this.dispatched.delete(`${other}|${laneId}`);
-            if (!lane.back.has(other)) lane.back.set(other, at - BACK_OFFSET);
-          }
+        const usableFrom = Math.max(reachable - lateToleranceUs, lane.p, this.globalPause);
+        const slots = chain.filter(([, at]) => at >= usableFrom).map(([, at]) => at);
+        const step = Math.max(span(cost, cap, m), span(cost, laneInterval, m));
+        const fresh = chain.length + 1 - slots.length;
+        for (let t = 0; t < fresh; t++) slots.push((lastFresh = start + t * step));
+        // Each fresh slot but the one a late job alone takes is a hand-out again: the lane's fair tag grows.
+        if (fresh > 1) lane.v += (fresh - 1) * cost * ownInterval;
+        own = slots[0]!;
+        chain.forEach(([other], i) => {
+          lane.out.set(other, slots[i + 1]!);
+          this.dispatched.set(`${other}|${laneId}`, slots[i + 1]!);
         });
       }
       if (qs.some((q) => this.quotaWindow(q, '', held)?.key !== this.quotaWindow(q, '', start)?.key)) return parkLate();
@@ -536,7 +536,8 @@ export class DispatchModel {
         }
         after = lane.c + shift;
       } else if (behind) {
-        after = Math.max(lane.c, start) + span(cost, laneInterval, m);
+        after = Math.max(lane.c, lastFresh) + span(cost, laneInterval, m);
+        lastStart = Math.max(lastStart, lastFresh);
         // (Passed a chain, it keeps its place: the last of them takes the start behind.)
         if (!chain) this.sentBehind.add(member);
       }
@@ -552,8 +553,14 @@ export class DispatchModel {
       lane.out.set(member, own);
       if (expires === 0 || lastStart + OUTGOING_LIFE_US > expires) lane.oe = lastStart + OUTGOING_LIFE_US;
       this.reposition(laneId, lane);
-      if (cap > 0) this.globalSlot = start + span(cost, cap, m);
-      return later && mine.length > 0 ? { go: true, startUs: start, shiftUs: shift } : { go: true, startUs: own };
+      if (cap > 0) this.globalSlot = lastFresh + span(cost, cap, m);
+      if (later && mine.length > 0) return { go: true, startUs: start, shiftUs: shift };
+      // Its own start past the horizon (a chain's fresh one): it asks again a horizon before it.
+      if (own - nowUs > horizonUs) {
+        this.dispatched.set(entry, own);
+        return { go: false, askAtUs: own };
+      }
+      return { go: true, startUs: own };
     };
     if (how.mode === 'mark') return park();
     if (how.mode === 'requeue') return requeue(how.slotUs, how.callMade === true);

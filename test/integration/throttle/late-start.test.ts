@@ -158,17 +158,52 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     }
   });
 
-  it("under a global cap a late job whose lane's next hand-out is past too takes the fresh start, and that one goes back to its lane, keeping its place", async () => {
+  it("under a global cap a late job whose lane's next hand-out is past too takes the fresh start, and that one the cap's next: the lane keeps its order and nothing goes back", async () => {
     const { throttle, lanes, slot, spacing } = await threeHandedOut({ globalRatePerSecond: 100 });
     const now = slot.get('pA')! + 40_000;
     // A: the fresh start the late lead from now (the cap's next slot, pB's, is past too).
-    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: now + throttle.timing.lateLeadUs }));
-    // B, when it comes, has no start: it goes back, keyed by its first start, ahead of C (not handed out yet).
-    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: false }));
-    expect((await lanes.start('k', 'pB', 1, { mode: 'requeue' }, String(now + 600))).go).toBe(false);
+    const fresh = now + throttle.timing.lateLeadUs;
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: fresh }));
+    // B, when it comes, starts a lane's (and the cap's) span after A's fresh start; before, it went back.
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: true, startUs: fresh + spacing }));
+    // C, handed out next, comes after B.
     const next = await lanes.dispatch(10, String(now + spacing));
-    expect(next.jobs.map((j) => j.jobId)).toEqual(['pB', 'pC']);
-    expect(next.jobs[0]!.startUs).toBeGreaterThan(now + throttle.timing.lateLeadUs);
+    expect(next.jobs.map((j) => j.jobId)).toEqual(['pC']);
+    expect(next.jobs[0]!.startUs).toBe(fresh + 2 * spacing);
+  });
+
+  it('under a global cap a late job takes a later hand-out\'s slot past by less than the lateness tolerance (as a job that late at its own slot would start)', async () => {
+    const { throttle, lanes, slot, spacing } = await threeHandedOut({ globalRatePerSecond: 100 });
+    const { lateLeadUs, lateToleranceUs } = throttle.timing;
+    // B's slot is 1 ms past the soonest A can start (the late lead from now) less the tolerance.
+    const now = slot.get('pB')! + lateToleranceUs - lateLeadUs - 1_000;
+    expect(now - slot.get('pA')!).toBeGreaterThan(lateToleranceUs);
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! }));
+    // B takes the cap's next slot after its old one.
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! + spacing }));
+  });
+
+  it("under a global cap the late job's later hand-outs whose slots are past take fresh ones in order; one past the horizon is told it a horizon before", async () => {
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 100, capacity: 10, globalRatePerSecond: 100 });
+    const lanes = throttle.gateLanes;
+    const jobs = ['pA', 'pB', 'pC', 'pD', 'pE', 'pF'];
+    for (const job of jobs) expect((await lanes.admit('k', job, 1, false, at(0))).kind).toBe('admitted');
+    const slot = new Map<string, number>();
+    for (let t = 0; slot.size < jobs.length; t += 20_000) for (const j of (await lanes.dispatch(10, at(t))).jobs) slot.set(j.jobId, j.startUs);
+    expect([...slot.keys()]).toEqual(jobs);
+    const spacing = Math.floor(10_000 * 1.01);
+    const now = slot.get('pF')! + 100_000;
+    const fresh = now + throttle.timing.lateLeadUs;
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: fresh }));
+    const horizon = throttle.timing.leadUs;
+    for (const [i, job] of jobs.slice(1).entries()) {
+      const at = fresh + (i + 1) * spacing;
+      const answer = await lanes.start('k', job, 1, { mode: 'start' }, String(now + 500));
+      expect(answer).toEqual(expect.objectContaining(at - (now + 500) > horizon ? { go: false, askAtUs: at } : { go: true, startUs: at }));
+    }
+    // F, asked again a horizon before its start, has it.
+    const f = fresh + 5 * spacing;
+    expect(await lanes.start('k', 'pF', 1, { mode: 'start' }, String(f - horizon))).toEqual(expect.objectContaining({ go: true, startUs: f }));
   });
 
   it("under a global cap a late job takes the next hand-out's slot while no worker has it, and that one a fresh start: the lane keeps its order and the cap its slots", async () => {
