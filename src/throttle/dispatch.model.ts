@@ -455,7 +455,8 @@ export class DispatchModel {
       const cap = learned(this.settings.globalIntervalUs, this.learntGlobal.ui, this.learntGlobal.ue, nowUs);
       // Later jobs of its lane handed out: without a cap or quotas they move with it, as long as none
       // has its answer, this job's own member still holds its start and there are at most MAX_MOVED;
-      // else it takes the lane's next instant behind them (lua/throttle-start.lua).
+      // else it passes its slot on along their tail, or takes the lane's next instant behind them
+      // (lua/throttle-start.lua).
       let later: [string, number][] | undefined;
       let earlier: [string, number][] | undefined;
       let behind = false;
@@ -469,8 +470,11 @@ export class DispatchModel {
       // Under a cap, when no worker has any of its lane's later hand-outs and all are of its cost, they keep
       // their order on the slots they have (lua/throttle-start.lua, passed on); else it goes back.
       let chain: [string, number][] | undefined;
+      /** The chain is the tail (movableTail): the late job passes only those, behind the later hand-outs before them. */
+      let tail: [string, number][] | undefined;
       if (laterOut && cap > 0) {
         chain = this.movableLater(lane, laneId, member, held, nowUs, [], true);
+        if (!chain) chain = tail = this.movableTail(lane, laneId, member, held, nowUs, []);
         if (!chain) return parkLate();
         // In start order (ZRANGEBYSCORE: by score, then member).
         chain.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -483,6 +487,11 @@ export class DispatchModel {
           // Late to its first call behind jobs a worker has: told its start, it asks again naming the ones it holds.
           if (first && !later && this.atWorker(lane, laneId, member, held, nowUs)) return { go: true, startUs: held };
           behind = !later;
+          // Else it passes its slot on along the tail, if any, all of its cost (lua/throttle-start.lua movable_tail).
+          if (behind) {
+            chain = tail = this.movableTail(lane, laneId, member, held, nowUs, mine);
+            if (chain?.some(([other]) => costOf(other) !== cost)) chain = tail = undefined;
+          }
         }
         // The earlier hand-outs no worker has yet move with it too (lua/throttle-start.lua movable_earlier).
         if (later) earlier = this.movableEarlier(lane, laneId, held, MAX_MOVED - later.length);
@@ -538,8 +547,8 @@ export class DispatchModel {
       } else if (behind) {
         after = Math.max(lane.c, lastFresh) + span(cost, laneInterval, m);
         lastStart = Math.max(lastStart, lastFresh);
-        // (Passed a chain, it keeps its place: the last of them takes the start behind.)
-        if (!chain) this.sentBehind.add(member);
+        // (Passed all its later hand-outs, it keeps its place: the last of them takes the start behind.)
+        if (!chain || tail) this.sentBehind.add(member);
       }
       lane.c = after;
       // Its unit is held again until its fresh start, whoever took it for started meanwhile (lua/throttle-start.lua).
@@ -597,6 +606,27 @@ export class DispatchModel {
     // among them are not its to move).
     const own = new Set(mine);
     return later.some(([other]) => !own.has(other) && !this.dispatched.has(`${other}|${laneId}`)) ? undefined : later;
+  }
+
+  /**
+   * The later hand-outs of a late job's lane after every later one a worker has or that started, none at a
+   * worker yet, in start order, at most MAX_MOVED (lua/throttle-start.lua movable_tail).
+   */
+  private movableTail(lane: LaneState, laneId: string, member: string, held: number, nowUs: number, mine: readonly string[]): [string, number][] | undefined {
+    if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return undefined;
+    // ZREVRANGEBYSCORE: by score, then member, both descending.
+    const later = [...lane.out]
+      // (A started job has left the outgoing set: the lane's latest start bounds the tail too.)
+      .filter(([other, at]) => other !== member && at >= held && at > lane.ls)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0));
+    const own = new Set(mine);
+    const tail: [string, number][] = [];
+    for (const e of later) {
+      if (own.has(e[0]) || !this.dispatched.has(`${e[0]}|${laneId}`)) break;
+      if (tail.length >= MAX_MOVED) return undefined;
+      tail.push(e);
+    }
+    return tail.length > 0 ? tail.reverse() : undefined;
   }
 
   /**

@@ -65,23 +65,34 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     // Before, B took the fresh start and A, late at its own call behind a job a worker has, went behind C.
   });
 
-  it('no cap: a later job of the lane that has its answer keeps its start; the late one starts behind the hand-outs', async () => {
+  it("no cap: a later job of the lane that has its answer keeps its start; the late one takes the slot of the next that no worker has yet, which takes the lane's next instant", async () => {
     const { lanes, slot, spacing } = await threeHandedOut();
     // B's worker was on time; A's comes after B's start.
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! - 1_000))).toMatchObject({ go: true, startUs: slot.get('pB')! });
     // A comes late to its first call, behind a job a worker has: it is told its own start, to find itself
     // late there and ask again naming the jobs its process holds (B's worker may be its own).
     expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pB')! + 5_000))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pA')! }));
-    // B is another process's: A takes the lane's next instant after C (where going back to its lane would
-    // have put it), not B's or C's.
+    // B is another process's: A passes its slot on along the hand-outs after B that no worker has (C): it
+    // takes C's start, behind B only (before, it took the lane's next instant, after C).
     const retake = await lanes.start('k', 'pA', 1, { mode: 'late', heldUs: slot.get('pA')!, held: [] }, String(slot.get('pB')! + 6_000));
-    expect(retake).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! + spacing }));
+    expect(retake).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! }));
     expect(retake).not.toHaveProperty('shiftUs');
-    // C keeps its start, and the lane's next job comes one interval after A's.
-    expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pC')!))).toMatchObject({ go: true, startUs: slot.get('pC')! });
+    // C takes the lane's next instant, and the lane's next job comes one interval after it.
+    expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pC')!))).toMatchObject({ go: true, startUs: slot.get('pC')! + spacing });
     expect((await lanes.admit('k', 'pD', 1, false, String(slot.get('pC')!))).kind).toBe('admitted');
     const next = await lanes.dispatch(10, String(slot.get('pC')!));
     expect(next.jobs.map((j) => [j.jobId, j.startUs])).toEqual([['pD', slot.get('pC')! + 2 * spacing]]);
+  });
+
+  it("no cap: a late job passes its slot on only along hand-outs after the lane's latest start (one before it keeps its slot)", async () => {
+    const { lanes, slot, spacing } = await threeHandedOut();
+    // C's worker took C early and C started (its member left the outgoing set); B is at no worker yet.
+    expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, String(slot.get('pA')!))).toMatchObject({ go: true, startUs: slot.get('pC')! });
+    expect(await lanes.started('k', 'pC', 1, slot.get('pC')!)).toBe(true);
+    // A comes 6 ms late: B's slot is not its to take (B would then start after C), so it starts behind C.
+    const a = await lanes.start('k', 'pA', 1, { mode: 'start' }, String(slot.get('pA')! + 6_000));
+    expect(a.go && a.startUs).toBeGreaterThanOrEqual(slot.get('pC')! + spacing);
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pA')! + 7_000))).toMatchObject({ go: true, startUs: slot.get('pB')! });
   });
 
   it('no cap: the later jobs its own process holds move with the late job, named in its late call: the lane keeps its order', async () => {
@@ -213,6 +224,22 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
     // B, still on its way, finds the next start: the cap's next slot after its old one.
     expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pB')! + spacing }));
     // Before, A went back to its lane and started after B.
+  });
+
+  it("under a global cap a late job behind a later hand-out a worker has takes the slot of the next one no worker has, instead of going back to its lane", async () => {
+    const throttle = ctx.sluice.throttle(`late${run++}`, { ratePerSecond: 100, capacity: 10, globalRatePerSecond: 100 });
+    const lanes = throttle.gateLanes;
+    const jobs = ['pA', 'pB', 'pC'];
+    for (const job of jobs) expect((await lanes.admit('k', job, 1, false, at(0))).kind).toBe('admitted');
+    const slot = new Map<string, number>();
+    for (let t = 0; slot.size < jobs.length; t += 10_000) for (const j of (await lanes.dispatch(10, at(t))).jobs) slot.set(j.jobId, j.startUs);
+    const spacing = Math.floor(10_000 * 1.01);
+    // B's worker has B (on time); A's comes 6 ms after B's start: C is at no worker yet.
+    expect(await lanes.start('k', 'pB', 1, { mode: 'start' }, String(slot.get('pB')! - 1_000))).toMatchObject({ go: true, startUs: slot.get('pB')! });
+    const now = slot.get('pB')! + 6_000;
+    expect(await lanes.start('k', 'pA', 1, { mode: 'start' }, String(now))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! }));
+    // C takes the cap's next slot; before, A went back to its lane, behind C.
+    expect(await lanes.start('k', 'pC', 1, { mode: 'start' }, String(now + 500))).toEqual(expect.objectContaining({ go: true, startUs: slot.get('pC')! + spacing }));
   });
 
   it('a busy slow lane keeps its capacity once the outgoing set has expired (Redis time, real expiry)', async () => {
@@ -435,7 +462,7 @@ describe.each(TOPOLOGIES)('late starts, %s Redis', (topology) => {
           for (let i = 1; i < starts.length; i++) expect(starts[i]!.startUs - starts[i - 1]!.startUs).toBeGreaterThanOrEqual(spacing);
         }
       }),
-      { numRuns: Number(process.env.PROP_RUNS ?? 200) },
+      { numRuns: Number(process.env.PROP_RUNS ?? 200), ...(process.env.PROP_SEED ? { seed: Number(process.env.PROP_SEED), path: process.env.PROP_PATH, endOnFailure: true } : {}) },
     );
   });
 });
