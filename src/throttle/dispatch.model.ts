@@ -75,6 +75,8 @@ export type ModelStart = { go: true; startUs: number; shiftUs?: number } | { go:
 const BACK_OFFSET = 4_000_000_000_000_000;
 /** The most later hand-outs of its lane a late job moves with it (lua/throttle-start.lua MAX_MOVED). */
 const MAX_MOVED = 64;
+/** The longest tail a late job passes its slot on along (lua/throttle-start.lua MAX_TAIL). */
+const MAX_TAIL = 16;
 /** The outgoing set lives this long past its last start (includes/lane.lua OUTGOING_LIFE_US). */
 const OUTGOING_LIFE_US = 1_000_000;
 
@@ -610,7 +612,7 @@ export class DispatchModel {
 
   /**
    * The later hand-outs of a late job's lane after every later one a worker has or that started, none at a
-   * worker yet, in start order, at most MAX_MOVED (lua/throttle-start.lua movable_tail).
+   * worker yet, in start order, at most MAX_TAIL (lua/throttle-start.lua movable_tail).
    */
   private movableTail(lane: LaneState, laneId: string, member: string, held: number, nowUs: number, mine: readonly string[]): [string, number][] | undefined {
     if (outgoingExpired(lane.oe, nowUs) || lane.out.get(member) !== held) return undefined;
@@ -623,7 +625,7 @@ export class DispatchModel {
     const tail: [string, number][] = [];
     for (const e of later) {
       if (own.has(e[0]) || !this.dispatched.has(`${e[0]}|${laneId}`)) break;
-      if (tail.length >= MAX_MOVED) return undefined;
+      if (tail.length >= MAX_TAIL) return undefined;
       tail.push(e);
     }
     return tail.length > 0 ? tail.reverse() : undefined;
