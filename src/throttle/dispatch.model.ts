@@ -476,7 +476,6 @@ export class DispatchModel {
       let tail: [string, number][] | undefined;
       if (laterOut && cap > 0) {
         chain = this.movableLater(lane, laneId, member, held, nowUs, [], true);
-        if (!chain) chain = tail = this.movableTail(lane, laneId, member, held, nowUs, []);
         if (!chain) return parkLate();
         // In start order (ZRANGEBYSCORE: by score, then member).
         chain.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));

