@@ -195,6 +195,15 @@ local function movable_earlier(held, latest_started, room)
   return earlier
 end
 
+-- True when every member of `list` (member, score, ...) is of this job's cost: only those can take each
+-- other's slots (a slot's span is its cost's).
+local function all_of_cost(list)
+  for i = 1, #list, 2 do
+    if member_cost(list[i]) ~= cost then return false end
+  end
+  return true
+end
+
 -- `first`: the job came late to its first call (it names no held jobs then).
 local function late(held, first)
   local st = redis.call('HMGET', KEYS[1], 'c', 'p', 'ui', 'ue', 'oe', 'ls', 'ov')
@@ -217,10 +226,7 @@ local function late(held, first)
   -- processes of one 30 ms handler on a capped 100/s lane started 52-53 jobs a second against 55-56.)
   if later_out and cap > 0 then
     chain = movable_later(held, st[5], st[6], {}, true)
-    if not chain then return park(held) end
-    for i = 1, #chain, 2 do
-      if member_cost(chain[i]) ~= cost then return park(held) end
-    end
+    if not chain or not all_of_cost(chain) then return park(held) end
     behind = true
   end
   if cap == 0 and #quotas == 0 then
@@ -242,11 +248,7 @@ local function late(held, first)
       behind = not later
       -- Else it passes its slot on along the tail, if any (movable_tail).
       if behind then chain = movable_tail(held, st[5], st[6], mine) end
-      if chain then
-        for i = 1, #chain, 2 do
-          if member_cost(chain[i]) ~= cost then chain = nil break end
-        end
-      end
+      if chain and not all_of_cost(chain) then chain = nil end
     end
     -- The earlier hand-outs no worker has yet move with it too (movable_earlier).
     if later then earlier = movable_earlier(held, st[6], MAX_MOVED - #later / 2) end

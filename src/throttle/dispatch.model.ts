@@ -472,14 +472,14 @@ export class DispatchModel {
       // Under a cap, when no worker has any of its lane's later hand-outs and all are of its cost, they keep
       // their order on the slots they have (lua/throttle-start.lua, passed on); else it goes back.
       let chain: [string, number][] | undefined;
-      /** The chain is the tail (movableTail): the late job passes only those, behind the later hand-outs before them. */
-      let tail: [string, number][] | undefined;
+      // Only hand-outs of its cost take each other's slots (a slot's span is its cost's).
+      const ofCost = (list: [string, number][]) => list.every(([other]) => costOf(other) === cost);
       if (laterOut && cap > 0) {
         chain = this.movableLater(lane, laneId, member, held, nowUs, [], true);
         if (!chain) return parkLate();
         // In start order (ZRANGEBYSCORE: by score, then member).
         chain.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-        if (chain.some(([other]) => costOf(other) !== cost)) return parkLate();
+        if (!ofCost(chain)) return parkLate();
         behind = true;
       }
       if (cap === 0 && qs.length === 0) {
@@ -489,10 +489,8 @@ export class DispatchModel {
           if (first && !later && this.atWorker(lane, laneId, member, held, nowUs)) return { go: true, startUs: held };
           behind = !later;
           // Else it passes its slot on along the tail, if any, all of its cost (lua/throttle-start.lua movable_tail).
-          if (behind) {
-            chain = tail = this.movableTail(lane, laneId, member, held, nowUs, mine);
-            if (chain?.some(([other]) => costOf(other) !== cost)) chain = tail = undefined;
-          }
+          if (behind) chain = this.movableTail(lane, laneId, member, held, nowUs, mine);
+          if (chain && !ofCost(chain)) chain = undefined;
         }
         // The earlier hand-outs no worker has yet move with it too (lua/throttle-start.lua movable_earlier).
         if (later) earlier = this.movableEarlier(lane, laneId, held, MAX_MOVED - later.length);
@@ -548,8 +546,9 @@ export class DispatchModel {
       } else if (behind) {
         after = Math.max(lane.c, lastFresh) + span(cost, laneInterval, m);
         lastStart = Math.max(lastStart, lastFresh);
-        // (Passed all its later hand-outs, it keeps its place: the last of them takes the start behind.)
-        if (!chain || tail) this.sentBehind.add(member);
+        // (Passed all its later hand-outs, under a cap, it keeps its place: the last of them takes the start
+        // behind. Without a cap a chain is their tail: it is behind those before it.)
+        if (!chain || cap === 0) this.sentBehind.add(member);
       }
       lane.c = after;
       // Its unit is held again until its fresh start, whoever took it for started meanwhile (lua/throttle-start.lua).
