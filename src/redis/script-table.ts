@@ -83,6 +83,8 @@ export const SCRIPT_TABLE = {
     argv: ['now', 'laneId', 'mode'],
     argvRest: 'members',
   },
+  /** BullMQ's fetch of a throttle's job leaves no base marker when none waits (src/throttle/quiet-fetch.ts). */
+  'throttle-unmark': { keys: ['wait', 'prioritized', 'marker'], argv: [] },
   'throttle-demand': { keys: ['busy', 'global'], argv: ['lanePrefix', 'sample', 'laneIntervalUs'] },
   'throttle-lane': { keys: ['lane', 'laneQueue', 'waiting'], argv: ['now', 'laneId'] },
   'throttle-pause': { keys: ['lane', 'global', 'waiting', 'ready'], argv: ['now', 'pauseUs', 'scope', 'laneId', 'marginPpm'] },

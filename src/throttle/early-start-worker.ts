@@ -21,6 +21,7 @@
 // than the worker's concurrency. BullMQ's loop counts only its own jobs, so the two together hold at most
 // twice the concurrency; what they hold is in any case what the dispatcher handed out within its horizon.
 import { Worker, type Job, type JobJson, type Processor, type WorkerOptions } from 'bullmq';
+import { quietFetches } from './quiet-fetch.js';
 
 export class EarlyStartWorker<D> extends Worker<D> {
   /** Runs begun at fetch, until BullMQ's processing of the job takes them. */
@@ -33,12 +34,17 @@ export class EarlyStartWorker<D> extends Worker<D> {
   private extraSeq = 0;
   /** The extra fetches and the processing of what they got, until done (close() waits for them). */
   private readonly extraRuns = new Set<Promise<unknown>>();
+  /** Set while BullMQ's loop begins the fetch that follows its blocking wait (src/throttle/quiet-fetch.ts). */
+  private quietNext = false;
+  /** Jobs whose fetch left no job waiting (src/throttle/quiet-fetch.ts), until nextJobFromJobData takes them. */
+  private readonly lastWaiting = new Set<string>();
 
   constructor(name: string, handle: (job: Job<D>, token: string) => Promise<unknown>, options: WorkerOptions) {
     let self: EarlyStartWorker<D> | undefined;
     super(name, ((job: Job<D>, token?: string) => self!.take(job, token)) as Processor<D>, options);
     self = this;
     this.handle = handle;
+    quietFetches(this.backend, { quiet: () => this.quietNext, noneWaiting: (jobId) => this.lastWaiting.add(jobId) });
   }
 
   /**
@@ -93,8 +99,31 @@ export class EarlyStartWorker<D> extends Worker<D> {
     return run;
   }
 
+  /**
+   * BullMQ's loop fetches here. While its blocking wait on the marker is what woke it (BullMQ sets `waiting`
+   * around that fetch), the fetch is a quiet one: usually it takes the only job a round put on the wait list.
+   * BullMQ's fetch begins the backend's call before its first await, so the flag is read as it is set.
+   */
+  protected override moveToActive(token: string, name?: string): Promise<Job<D>> {
+    this.quietNext = (this as unknown as { waiting: unknown }).waiting != null;
+    try {
+      return super.moveToActive(token, name);
+    } finally {
+      this.quietNext = false;
+    }
+  }
+
   protected override async nextJobFromJobData(jobData?: JobJson, jobId?: string, token?: string): Promise<Job<D>> {
     const job = await super.nextJobFromJobData(jobData, jobId, token);
+    // The fetch took the last job waiting: BullMQ's loop would fetch again at once and find nothing (then
+    // set `drained`); drained now, its next fetch blocks on the marker, which the next job brings.
+    if (jobId !== undefined && this.lastWaiting.delete(jobId) && job) {
+      const self = this as unknown as { drained: boolean };
+      if (!self.drained) {
+        this.emit('drained');
+        self.drained = true;
+      }
+    }
     // A job BullMQ is about to fail without running it (a deferred failure) is left to BullMQ.
     if (job && this.handle && !job.deferredFailure && token !== undefined) this.begun.set(job, this.begin(job, token));
     return job;
