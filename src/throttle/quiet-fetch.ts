@@ -144,6 +144,11 @@ export function quietFetches(backend: unknown, hooks: QuietFetchHooks): boolean 
         const jobId = (reply as FetchReply)[1];
         if (unmarked === 1 && (reply as FetchReply)[0] && typeof jobId === 'string') hooks.noneWaiting(jobId);
         return reply;
+      }, (error: unknown) => {
+        // Redis discarded the transaction (EXECABORT: a command refused as it was queued, e.g. at its
+        // memory ceiling): nothing in it ran, so the fetch goes as BullMQ sends it, and answers as BullMQ's.
+        if (error instanceof Error && /EXECABORT/.test(error.message)) return exec(client, commandName, args);
+        throw error;
       });
     };
     return send(false);

@@ -115,6 +115,24 @@ describe.each(TOPOLOGIES)("a throttle worker's fetch wakes no blocked worker for
     expect(await ctx.backend.raw.zrange(markerOf(throttle), '0', '-1')).toEqual(['0']);
   });
 
+  it('a transaction Redis refuses whole (EXECABORT, at its memory ceiling) is sent again as BullMQ sends a fetch, and fails as that does', async () => {
+    const throttle = ctx.sluice.throttle(`quiet${run++}`, { ratePerSecond: 1000, capacity: 10 });
+    const ids = await submit(throttle, 1);
+    const worker = await fetcher(throttle, 'throttle');
+    expect((await throttle.gateLanes.dispatch(10)).jobs.map((j) => j.jobId)).toEqual(ids);
+    const raw = ctx.backend.raw;
+    const nodes: Redis[] = raw instanceof Cluster ? raw.nodes('master') : [raw];
+    await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '1')));
+    try {
+      // The blocking wait takes the round's marker (a pop is not refused at the ceiling); the fetch is refused.
+      await expect(worker.getNextJob('t1', { block: true })).rejects.toThrow(/^OOM /);
+    } finally {
+      await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '0')));
+    }
+    // The job is still there for the next fetch.
+    expect(await raw.llen(`${throttle.keys.jobPrefix}wait`)).toBe(1);
+  });
+
   it('after Redis forgot the scripts (SCRIPT FLUSH), the fetch and the unmark go again by their text, as quiet', async () => {
     const throttle = ctx.sluice.throttle(`quiet${run++}`, { ratePerSecond: 1000, capacity: 10 });
     const worker = await fetcher(throttle, 'throttle');
