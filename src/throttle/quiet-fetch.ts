@@ -105,9 +105,9 @@ const isNoScript = (reply: unknown): boolean => reply instanceof Error && /NOSCR
  * Makes `backend`'s fetches, those `hooks.quiet()` asks for, take out the base marker in the same
  * transaction when no job is left waiting, and tells `hooks.noneWaiting` the job so fetched. Only those:
  * a fetch beside others (the loop's next one at once, a round's extra fetches) usually leaves jobs
- * waiting, and the transaction there only costs (at 2,000/s: 5 % more worker CPU per job and fewer starts
- * in the first second, bench/global-cap.ts). A backend that is not BullMQ's Redis one, or a client that is
- * not ioredis's, is left as it is; returns whether the fetches were changed.
+ * waiting, and made for every fetch the transaction bought nothing at 2,000/s for a script call more per
+ * fetch (bench/global-cap.ts). A backend that is not BullMQ's Redis one, or a client that is not
+ * ioredis's, is left as it is; returns whether the fetches were changed.
  */
 export function quietFetches(backend: unknown, hooks: QuietFetchHooks): boolean {
   if (!isRedisBackend(backend)) return false;
