@@ -76,7 +76,7 @@ export interface ManyKeyCall {
  * EVALSHA, "ERR Function not found" for FCALL (a Redis restarted without persistence, FUNCTION FLUSH, a
  * master added to a cluster). Either way the script did not run.
  */
-function isNoScript(error: unknown): boolean {
+export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 function isFunctionNotFound(error: unknown): boolean {

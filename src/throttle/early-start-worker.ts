@@ -117,12 +117,10 @@ export class EarlyStartWorker<D> extends Worker<D> {
     const job = await super.nextJobFromJobData(jobData, jobId, token);
     // The fetch took the last job waiting: BullMQ's loop would fetch again at once and find nothing (then
     // set `drained`); drained now, its next fetch blocks on the marker, which the next job brings.
+    // (BullMQ has just set `drained` false for the job, so this is the change its 'drained' event marks.)
     if (jobId !== undefined && this.lastWaiting.delete(jobId) && job) {
-      const self = this as unknown as { drained: boolean };
-      if (!self.drained) {
-        this.emit('drained');
-        self.drained = true;
-      }
+      this.emit('drained');
+      (this as unknown as { drained: boolean }).drained = true;
     }
     // A job BullMQ is about to fail without running it (a deferred failure) is left to BullMQ.
     if (job && this.handle && !job.deferredFailure && token !== undefined) this.begun.set(job, this.begin(job, token));

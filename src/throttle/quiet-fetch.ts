@@ -14,6 +14,7 @@
 // empty fetch would have set).
 import { Command } from 'ioredis';
 import { loadScripts } from '../redis/script-forms.js';
+import { isNoScript } from '../redis/scripts.js';
 
 /** The part of BullMQ's RedisQueueBackend used here (node_modules/bullmq/dist/esm/classes/redis-queue-backend.d.ts). */
 interface RedisBackend {
@@ -98,8 +99,6 @@ async function objectTransaction(client: { multi: () => Transaction }, steps: St
   if (!results) throw new Error('BullMQ fetch: transaction aborted');
   return results.map(([error, reply]) => error ?? reply);
 }
-
-const isNoScript = (reply: unknown): boolean => reply instanceof Error && /NOSCRIPT/.test(reply.message);
 
 /**
  * Makes `backend`'s fetches, those `hooks.quiet()` asks for, take out the base marker in the same
