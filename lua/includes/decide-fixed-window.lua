@@ -5,8 +5,8 @@
 -- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
 -- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
 -- ttl (false: the key's expiry stands, set by this window's first charge: includes/now.lua set_state). lua/limits.lua decides a request's limits this way and writes only once all have allowed.
--- decide_fixed_window(key, argv, o, record): GET, decide, SET; returns the reply.
--- @include now
+-- decide_fixed_window(key, argv, o, record): GET, decide, SET (in a batch, through includes/state-cache.lua); returns the reply.
+-- @include state-cache
 -- @include packed
 local function fixed_window_of(state, argv, o, record)
   local now = now_ms(argv[o + 1])
@@ -36,6 +36,7 @@ local function fixed_window_of(state, argv, o, record)
 end
 
 local function decide_fixed_window(key, argv, o, record)
+  if held_value then return decide_held(fixed_window_of, key, argv, o, record) end
   local reply, value, px = fixed_window_of(redis.call('GET', key), argv, o, record)
   if value then set_state(key, value, px) end
   return reply

@@ -5,8 +5,8 @@
 -- there; its record flag is not read: `record`, a boolean, says). Returns the reply {allowed 0|1,
 -- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
 -- ttl. lua/limits.lua decides a request's limits this way and writes only once all have allowed.
--- decide_gcra(key, argv, o, record): GET, decide, SET; returns the reply.
--- @include now
+-- decide_gcra(key, argv, o, record): GET, decide, SET (in a batch, through includes/state-cache.lua); returns the reply.
+-- @include state-cache
 local function gcra_of(state, argv, o, record)
   local now = now_us(argv[o + 1])
   local interval = number_of(argv[o + 2])
@@ -29,6 +29,7 @@ local function gcra_of(state, argv, o, record)
 end
 
 local function decide_gcra(key, argv, o, record)
+  if held_value then return decide_held(gcra_of, key, argv, o, record) end
   local reply, value, px = gcra_of(redis.call('GET', key), argv, o, record)
   if value then set_state(key, value, px) end
   return reply

@@ -113,10 +113,17 @@ local function decide_limits(all_keys, argv, k0, a0, n)
     end
   end
   local last = at - 1
-  if shared then return flat_reply(decide_limits_shared(keys, argv, n), n), last end
+  if shared then
+    -- DUMP and RESTORE read and write the keys themselves: a batch's cache is written out first.
+    local cached = suspend_states()
+    local replies = decide_limits_shared(keys, argv, n)
+    resume_states(cached)
+    return flat_reply(replies, n), last
+  end
 
   -- The string values, all in one MGET: a command from a script costs ~1 µs of bridging beyond its own
   -- work, more than a GET itself. Nothing is written before the last decision, so they stay current.
+  -- In a batch the cache (includes/state-cache.lua) answers the keys an earlier call read or wrote.
   local m = 0
   for i = 1, n do
     if LIMIT_OF_STATE[lim_name[i]] then
@@ -124,8 +131,7 @@ local function decide_limits(all_keys, argv, k0, a0, n)
       lim_key[m] = keys[i]
     end
   end
-  local values
-  if m == 1 then values = {redis.call('GET', lim_key[1])} elseif m > 1 then values = redis.call('MGET', unpack(lim_key, 1, m)) end
+  local values = m > 0 and get_states(lim_key, m)
 
   local replies = {0}
   local all = true
@@ -160,7 +166,7 @@ local function decide_limits(all_keys, argv, k0, a0, n)
   for i = 1, n do
     local o = lim_at[i]
     if lim_write[i] then
-      set_state(keys[i], lim_write[i], lim_px[i])
+      put_state(keys[i], lim_write[i], lim_px[i])
     elseif not LIMIT_OF_STATE[lim_name[i]] then
       local reply = LIMIT_DECIDERS[lim_name[i]](keys[i], argv, o, argv[o + 5] == '1')
       replies[i + 1] = reply

@@ -6,8 +6,8 @@
 -- remaining, retryAfter, resetAt}, then, when a charge changes the state, the value to SET and its PX
 -- ttl (false: the key's expiry stands, set by this window's first charge: includes/now.lua set_state).
 -- lua/limits.lua decides a request's limits this way and writes only once all have allowed.
--- decide_sliding_counter(key, argv, o, record): GET, decide, SET; returns the reply.
--- @include now
+-- decide_sliding_counter(key, argv, o, record): GET, decide, SET (in a batch, through includes/state-cache.lua); returns the reply.
+-- @include state-cache
 -- @include packed
 
 -- Exact integer quotients: float division can land one off near huge values.
@@ -82,6 +82,7 @@ local function sliding_counter_of(state, argv, o, record)
 end
 
 local function decide_sliding_counter(key, argv, o, record)
+  if held_value then return decide_held(sliding_counter_of, key, argv, o, record) end
   local reply, value, px = sliding_counter_of(redis.call('GET', key), argv, o, record)
   if value then set_state(key, value, px) end
   return reply

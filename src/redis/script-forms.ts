@@ -63,14 +63,40 @@ export const nodeBatchName = (name: string) => `nodes:${name}`;
  */
 function batchedLua(source: string, read: (name: string) => string): ScriptParts {
   // The includes (helpers, the TIME cache) go outside the per-decision function: made once per batch.
+  // With string states (lua/includes/state-cache.lua), the cache begins at the first call on the key
+  // of the call before it: a batch of distinct keys runs as it did without one.
+  const cached = keepsStringStates(source, read);
   return decideEachParts(source, read, [
+    ...(cached ? ['local last'] : []),
     'for i = 1, #KEYS do',
     '  local argv = {}',
     '  local base = 1 + (i - 1) * per_call',
     '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
-    '  replies[i] = decide({KEYS[i]}, argv)',
+    ...(cached
+      ? ['  local key = KEYS[i]', '  if key == last and not held_value then begin_states(last) end', '  last = key', '  replies[i] = decide({key}, argv)']
+      : ['  replies[i] = decide({KEYS[i]}, argv)']),
     'end',
+    ...(cached ? ['flush_states()'] : []),
   ]);
+}
+
+/** Whether the decisions of `source` keep string states through lua/includes/state-cache.lua. */
+function keepsStringStates(source: string, read: (name: string) => string): boolean {
+  return resolveNamedIncludes(source, read).some((inc) => inc.name === 'state-cache');
+}
+
+/**
+ * `loop` (a batch's calls, one after the other) between begin_states() and flush_states() when the
+ * script's decisions keep string states (lua/includes/state-cache.lua): each key read once and written
+ * once per batch, however many of its calls touch it (a batch that ends in an error writes none of the
+ * states it held, where its earlier calls' SETs used to stay: the client fails all its calls alike).
+ * Only the forms for one node: a cluster's node batch (src/redis/node-batch.ts) runs each call under
+ * pcall and must leave nothing of a call that failed, which one cache shared by its calls would not
+ * guarantee without more care; it keeps a GET and a SET per call.
+ */
+function withStateCache(source: string, read: (name: string) => string, loop: readonly string[]): string[] {
+  if (!keepsStringStates(source, read)) return [...loop];
+  return ['begin_states()', ...loop, 'flush_states()'];
 }
 
 /**
@@ -164,9 +190,7 @@ function batchedManyLua(name: string, source: string, read: (name: string) => st
       `local k, a = 0, ${entry ? '1 + m' : '1 + 2 * m'}`,
       ...(entry ? ['local pa = a'] : []),
       'local keys, argv',
-      'for i = 1, m do',
-      ...call,
-      'end',
+      ...withStateCache(source, read, ['for i = 1, m do', ...call, 'end']),
       'return replies',
     ].join('\n'),
   };
