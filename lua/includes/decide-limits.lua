@@ -123,7 +123,7 @@ local function decide_limits(all_keys, argv, k0, a0, n)
 
   -- The string values, all in one MGET: a command from a script costs ~1 µs of bridging beyond its own
   -- work, more than a GET itself. Nothing is written before the last decision, so they stay current.
-  -- In a batch the cache (includes/state-cache.lua) answers the keys an earlier call read or wrote.
+  -- In a batch a key held since an earlier call (includes/state-cache.lua) is not read again.
   local m = 0
   for i = 1, n do
     if LIMIT_OF_STATE[lim_name[i]] then
