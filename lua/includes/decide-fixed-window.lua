@@ -30,7 +30,9 @@ local function fixed_window_of(state, argv, o, record)
   if record then
     count = count + cost
     -- The key already expires at this window's end plus the margin: false = keep that expiry.
-    return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}, pack_ints(index, {count}), not same_window and ttl(reset_at - now)
+    -- Held in a batch (includes/state-cache.lua): the numbers, written as text once, at the batch's end.
+    local value = held_value and {index, count} or pack_ints(index, {count})
+    return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}, value, not same_window and ttl(reset_at - now)
   end
   return {1, math.max(0, limit - count), 0, count > 0 and reset_at or now}
 end

@@ -23,7 +23,9 @@ local function gcra_of(state, argv, o, record)
   end
   if record then
     tat = new_tat
-    return {1, math.max(0, math.floor((tolerance + interval - (tat - now)) / interval)), 0, tat}, int(tat), ttl((tat - now) / 1000)
+    -- Held in a batch (includes/state-cache.lua): a whole number as it is, a fraction as the text int() writes.
+    local value = held_value and exact_whole(tat) and tat or int(tat)
+    return {1, math.max(0, math.floor((tolerance + interval - (tat - now)) / interval)), 0, tat}, value, ttl((tat - now) / 1000)
   end
   return {1, math.max(0, math.floor((tolerance + interval - (tat - now)) / interval)), 0, tat}
 end

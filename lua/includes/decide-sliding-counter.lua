@@ -59,7 +59,9 @@ local function sliding_counter_of(state, argv, o, record)
     current = current + cost
     estimate = estimate + cost
     -- Written in this window before: the key already expires at the next window's end plus the margin.
-    value, px = pack_ints(index, {current, previous}), not same_window and ttl(start + 2 * window - now)
+    -- Held in a batch (includes/state-cache.lua): the numbers, written as text once, at the batch's end.
+    value = held_value and {index, current, previous} or pack_ints(index, {current, previous})
+    px = not same_window and ttl(start + 2 * window - now)
   end
 
   local reset_at = now

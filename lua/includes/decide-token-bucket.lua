@@ -24,7 +24,10 @@ local function token_bucket_of(state, argv, o, record)
   if record then
     full_at = full_at + need
     level = level - need
-    return {1, math.floor(level / interval), 0, full_at}, int(full_at), ttl((full_at - now) / 1000)
+    -- Held in a batch (includes/state-cache.lua): a whole number as it is (the text int() writes reads back
+    -- as the same number); a fraction as its text, which is what the next call must read.
+    local value = held_value and exact_whole(full_at) and full_at or int(full_at)
+    return {1, math.floor(level / interval), 0, full_at}, value, ttl((full_at - now) / 1000)
   end
   return {1, math.floor(level / interval), 0, full_at}
 end

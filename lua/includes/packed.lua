@@ -42,8 +42,10 @@ local function pack_ints(head, rest)
   return table.concat(out)
 end
 
--- unpack_ints(value, n): the head and the n numbers after it, from either form.
+-- unpack_ints(value, n): the head and the n numbers after it, from either form, or from the table of
+-- them that a batch holds (includes/state-cache.lua), which is returned as it is (read it, never change it).
 local function unpack_ints(value, n)
+  if type(value) == 'table' then return value end
   local out = {}
   if string.find(value, ':', 1, true) then
     local i = 1

@@ -17,11 +17,16 @@
 -- get_state(key): the key's value (false when absent), as a call's only key (place 1).
 -- get_states(keys, m): the values of keys[1..m] (place i for keys[i]), those not held in one MGET;
 -- in a batch, in one table reused by every call: read it before the next call.
--- put_state(key, value, px): the value to SET, with PX px or, when px is false, keeping the key's
--- expiry (includes/now.lua set_state).
+-- put_state(key, value, px): the value to SET (its text, or held numbers), with PX px or, when px is
+-- false, keeping the key's expiry (includes/now.lua set_state).
 -- flush_states(): writes every changed key held and ends the cache. A path that reads or writes keys by
 -- other commands (DUMP, RESTORE) calls suspend_states first and resume_states after.
+-- A held value may be the numbers rather than their text: a fixed window's or sliding counter's table
+-- {head, a[, b]} (as includes/packed.lua unpack_ints reads it), a bucket's or GCRA's whole number. Each
+-- call then reads them without parsing, and the text is made once, when the key is written (write_state):
+-- the same text the call's own SET would have written.
 -- @include now
+-- @include packed
 
 -- Per run (nil: no cache): each held key's value (false: absent) and pending expiry (nil: unchanged
 -- since read; false: changed, keep the key's expiry; a number: changed, PX that); the held keys in the
@@ -35,6 +40,17 @@ local states_out, states_missing, states_missing_at = nil, nil, nil
 local function begin_states(last_key)
   held_value, held_px, held_keys, held_count, last_at = {}, {}, {}, 0, {last_key}
   states_out, states_missing, states_missing_at = {}, {}, {}
+end
+
+-- SET of a state value, held (the numbers) or not (its text).
+local function write_state(key, value, px)
+  local kind = type(value)
+  if kind == 'table' then
+    if #value == 2 then value = pack_ints(value[1], {value[2]}) else value = pack_ints(value[1], {value[2], value[3]}) end
+  elseif kind == 'number' then
+    value = int(value)
+  end
+  return set_state(key, value, px)
 end
 
 -- Starts holding `key` with the value just read from Redis.
@@ -95,7 +111,7 @@ end
 
 local function put_state(key, value, px)
   local held = held_value
-  if not held or held[key] == nil then return set_state(key, value, px) end
+  if not held or held[key] == nil then return write_state(key, value, px) end
   if held_px[key] == nil or px then held_px[key] = px end
   held[key] = value
 end
@@ -114,7 +130,7 @@ local function flush_states()
   for i = 1, held_count do
     local key = held_keys[i]
     local px = held_px[key]
-    if px ~= nil then set_state(key, held_value[key], px) end
+    if px ~= nil then write_state(key, held_value[key], px) end
   end
   held_value = nil
 end

@@ -20,8 +20,8 @@ const STRING_STATE = ['fixed-window', 'sliding-counter', 'token-bucket', 'leaky-
 const callArb = fc.record({
   /** Which of the keys. */
   key: fc.nat({ max: 2 }),
-  /** ms after the previous call: 0 (one instant, as under Redis TIME) or up to a few windows. */
-  dtMs: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 4_000 })),
+  /** ms after the previous call: 0 (one instant, as under Redis TIME) or up to a few windows, in whole ms or not. */
+  dtMs: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 4_000 }), fc.double({ min: 0, max: 4_000, noNaN: true })),
   cost: fc.integer({ min: 1, max: 8 }),
   record: fc.constantFrom(true, true, true, false),
 });
