@@ -43,13 +43,19 @@ local LIMIT_OF_STATE = {
 -- Per limit i of the call being decided: its decision script, the offset of its arguments in argv,
 -- the value read (string-state limits), the value to write (nil: nothing to write) and its ttl (false: keep the key's; includes/now.lua set_state). Reused by every call of a batch: a call runs to its
 -- end before the next begins, and every entry it reads it has set.
-local lim_name, lim_at, lim_read, lim_write, lim_px = {}, {}, {}, {}, {}
+local lim_name, lim_at, lim_read, lim_write, lim_px, lim_replies = {}, {}, {}, {}, {}, {}
 -- The keys of the string-state limits, in order, for their one MGET; the call's keys.
 local lim_key, lim_keys = {}, {}
 
 -- The reply as lua/limits.lua returns it: allowed, then each limit's four numbers in turn (one flat
 -- array: the client parses one array per call, not one per limit).
+-- Up to three limits the table is made at its full size at once: grown entry by entry, Lua
+-- reallocated it four times for three limits, on every call.
 local function flat_reply(replies, n)
+  local a, b, c = replies[2], replies[3], replies[4]
+  if n == 3 then return {replies[1], a[1], a[2], a[3], a[4], b[1], b[2], b[3], b[4], c[1], c[2], c[3], c[4]} end
+  if n == 2 then return {replies[1], a[1], a[2], a[3], a[4], b[1], b[2], b[3], b[4]} end
+  if n == 1 then return {replies[1], a[1], a[2], a[3], a[4]} end
   local out = {replies[1]}
   local j = 1
   for i = 1, n do
@@ -133,7 +139,9 @@ local function decide_limits(all_keys, argv, k0, a0, n)
   end
   local values = m > 0 and get_states(lim_key, m)
 
-  local replies = {0}
+  -- The call's replies, in a table every call reuses (flat_reply copies them out).
+  local replies = lim_replies
+  replies[1] = 0
   local all = true
   local v = 0
   for i = 1, n do

@@ -15,21 +15,31 @@ export function withoutIncludes(source: string): string {
   return source.replace(INCLUDE_LINE, '');
 }
 
-/** A script's body as the Lua lines of `local function decide(KEYS, ARGV)`: how a batched form runs it once per call. */
+/** A script's body as the Lua lines of `local function decide(KEYS, ARGV)`: how the batched form of a many-key script (throttle-admit) runs it once per call. */
 export function asDecideFunction(source: string): string[] {
   return ['local function decide(KEYS, ARGV)', withoutIncludes(source), 'end'];
 }
 
 /**
- * A batched form of one-key decision script `source`: its includes (made once per batch), `decide`,
- * `per_call` (ARGV[1]: arguments per decision) and `replies`, then `loop` (which fills `replies`), then
- * `return replies`.
+ * The body of a one-key decision script that is one call of its include's decide function at offset 0
+ * (`return decide_x(KEYS[1], ARGV, 0, ARGV[5] == '1')`, the record flag its fifth argument).
  */
-export function decideEachParts(source: string, read: (name: string) => string, loop: readonly string[]): { includes: { name: string; text: string }[]; body: string } {
-  return {
-    includes: resolveNamedIncludes(source, read),
-    body: [...asDecideFunction(source), 'local per_call = tonumber(ARGV[1])', 'local replies = {}', ...loop, 'return replies'].join('\n'),
-  };
+const IN_PLACE_DECISION = /^return (decide_[a-z_]+)\(KEYS\[1\], ARGV, 0, ARGV\[5\] == '1'\)$/;
+
+/**
+ * The decide function a one-key decision script's body calls (IN_PLACE_DECISION): its batched forms
+ * (src/redis/script-forms.ts, src/redis/node-batch.ts) call it at each decision's offset in ARGV, with
+ * no table of the decision's arguments or key. A batched script whose body is anything else is an error
+ * naming it.
+ */
+export function inPlaceDecision(name: string, source: string): string {
+  const body = withoutIncludes(source)
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('--'))
+    .join('\n');
+  const entry = IN_PLACE_DECISION.exec(body)?.[1];
+  if (!entry) throw new SluiceError('SLUICE_ERR_SCRIPT', `lua/${name}.lua: a batched decision script's body must be \`return decide_<name>(KEYS[1], ARGV, 0, ARGV[5] == '1')\``);
+  return entry;
 }
 
 /**

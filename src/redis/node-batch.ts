@@ -8,7 +8,7 @@
 // then answers that decision ELSEWHERE and the registry sends it alone, by the cluster client, which
 // follows the redirection (docs/decisions/cluster-node-batches.md).
 import type { Cluster, Redis } from 'ioredis';
-import { decideEachParts, resolveNamedIncludes } from './lua-includes.js';
+import { inPlaceDecision, resolveNamedIncludes } from './lua-includes.js';
 import type { ScriptParts } from './lua-functions.js';
 
 /** A node batch's reply for a decision whose key this node does not serve: it did not run here. */
@@ -39,19 +39,26 @@ function settleCall(key: string, onReply: readonly string[]): string[] {
  * any other failure ends the batch with its error, as a batch on one node does. Structure, not error
  * text, tells the two apart.
  */
-export function nodeBatchedLua(source: string, read: (name: string) => string): ScriptParts {
-  return decideEachParts(source, read, [
-    'local i, base = 0, 1',
-    'while base < #ARGV do',
-    '  i = i + 1',
-    '  local key = ARGV[base + 1]',
-    '  local argv = {}',
-    '  for j = 1, per_call do argv[j] = ARGV[base + 1 + j] end',
-    '  local ok, reply = pcall(decide, {key}, argv)',
-    ...settleCall('key', ['replies[i] = reply']),
-    '  base = base + per_call + 1',
-    'end',
-  ]);
+export function nodeBatchedLua(name: string, source: string, read: (name: string) => string): ScriptParts {
+  // Each decision calls its include's decide function where its key and arguments lie in ARGV
+  // (src/redis/lua-includes.ts inPlaceDecision).
+  const entry = inPlaceDecision(name, source);
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [
+      'local per_call = tonumber(ARGV[1])',
+      'local replies = {}',
+      'local i, base = 0, 1',
+      'while base < #ARGV do',
+      '  i = i + 1',
+      '  local key = ARGV[base + 1]',
+      `  local ok, reply = pcall(${entry}, key, ARGV, base + 1, ARGV[base + 6] == '1')`,
+      ...settleCall('key', ['replies[i] = reply']),
+      '  base = base + per_call + 1',
+      'end',
+      'return replies',
+    ].join('\n'),
+  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../errors.js';
-import { asDecideFunction, decideEachParts, expandIncludes, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
+import { asDecideFunction, expandIncludes, inPlaceDecision, resolveNamedIncludes, withoutIncludes } from './lua-includes.js';
 import { functionLibrary, type ScriptParts } from './lua-functions.js';
 import { nodeBatchedLua, nodeBatchedManyLua } from './node-batch.js';
 import { SCRIPT_NAMES, batchSharing, shapeOf, type BatchSharing, type ScriptName } from './script-table.js';
@@ -56,28 +56,34 @@ export const batchName = (name: string) => `batch:${name}`;
 export const nodeBatchName = (name: string) => `nodes:${name}`;
 
 /**
- * The batched form of a decision script: its whole body becomes a function of (KEYS, ARGV) run once per
- * decision, in order. ARGV[1] = arguments per decision; then each decision's arguments; KEYS[i] is the
- * key of decision i. Returns the list of the single script's replies. Every decision stays atomic (the
+ * The batched form of a decision script: its body's decide function (its one statement, src/redis/lua-includes.ts
+ * inPlaceDecision) called once per decision, in order, at that decision's offset. ARGV[1] = arguments
+ * per decision; then each decision's arguments; KEYS[i] is the key of decision i. Returns the list of the single script's replies. Every decision stays atomic (the
  * batch is one script) and sees the state the decisions before it left, exactly as separate calls would.
  */
-function batchedLua(source: string, read: (name: string) => string): ScriptParts {
-  // The includes (helpers, the TIME cache) go outside the per-decision function: made once per batch.
+function batchedLua(name: string, source: string, read: (name: string) => string): ScriptParts {
+  // The includes (helpers, the TIME cache) are made once per batch. Each decision calls its include's
+  // decide function where its arguments lie in ARGV: no table of them, nor of its key, per decision.
   // With string states (lua/includes/state-cache.lua), the cache begins at the first call on the key
   // of the call before it: a batch of distinct keys runs as it did without one.
+  const entry = inPlaceDecision(name, source);
   const cached = keepsStringStates(source, read);
-  return decideEachParts(source, read, [
-    ...(cached ? ['local last'] : []),
-    'for i = 1, #KEYS do',
-    '  local argv = {}',
-    '  local base = 1 + (i - 1) * per_call',
-    '  for j = 1, per_call do argv[j] = ARGV[base + j] end',
-    ...(cached
-      ? ['  local key = KEYS[i]', '  if key == last and not held_value then begin_states(last) end', '  last = key', '  replies[i] = decide({key}, argv)']
-      : ['  replies[i] = decide({KEYS[i]}, argv)']),
-    'end',
-    ...(cached ? ['flush_states()'] : []),
-  ]);
+  return {
+    includes: resolveNamedIncludes(source, read),
+    body: [
+      'local per_call = tonumber(ARGV[1])',
+      'local replies = {}',
+      ...(cached ? ['local last'] : []),
+      'for i = 1, #KEYS do',
+      '  local base = 1 + (i - 1) * per_call',
+      '  local key = KEYS[i]',
+      ...(cached ? ['  if key == last and not held_value then begin_states(last) end', '  last = key'] : []),
+      `  replies[i] = ${entry}(key, ARGV, base, ARGV[base + 5] == '1')`,
+      'end',
+      ...(cached ? ['flush_states()'] : []),
+      'return replies',
+    ].join('\n'),
+  };
 }
 
 /** Whether the decisions of `source` keep string states through lua/includes/state-cache.lua. */
@@ -213,9 +219,9 @@ export function loadScripts(): Map<string, LoadedScript> {
     const source = readFileSync(join(dir, `${name}.lua`), 'utf8');
     add(name, expandIncludes(source, read), { includes: resolveNamedIncludes(source, read), body: withoutIncludes(source) });
     if (BATCHED_SCRIPTS.has(name)) {
-      const parts = batchedLua(source, read);
+      const parts = batchedLua(name, source, read);
       add(batchName(name), joined(parts), parts);
-      const byNode = nodeBatchedLua(source, read);
+      const byNode = nodeBatchedLua(name, source, read);
       add(nodeBatchName(name), joined(byNode), byNode);
     }
     if (MANY_KEY_BATCHED.has(name)) {
