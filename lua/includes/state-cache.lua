@@ -21,9 +21,10 @@
 -- false, keeping the key's expiry (includes/now.lua set_state).
 -- flush_states(): writes every changed key held and ends the cache. A path that reads or writes keys by
 -- other commands (DUMP, RESTORE) calls suspend_states first and resume_states after.
--- A held value may be the numbers rather than their text: a fixed window's or sliding counter's table
--- {head, a[, b]} (as includes/packed.lua unpack_ints reads it), a bucket's or GCRA's whole number. Each
--- call then reads them without parsing, and the text is made once, when the key is written (write_state):
+-- While the cache is on, a decision gives its new state as numbers rather than text: a fixed window's or
+-- sliding counter's table {head, a[, b]} (as includes/packed.lua unpack_ints reads it), a bucket's or
+-- GCRA's whole number. A held key keeps them, so the next call reads them without parsing, and the text
+-- is made once, when the key is written; a key not held is written at once, as its text (write_state):
 -- the same text the call's own SET would have written.
 -- @include now
 -- @include packed
