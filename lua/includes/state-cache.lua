@@ -12,9 +12,10 @@
 -- outside a batch: holding every key a batch touched cost more to grow its table than it saved when
 -- no key repeats (+3.6k Redis instructions per decision over 10,000 callers, measured), and scanning a
 -- few slots per key cost more still.
--- A script run outside a batch never begins the cache: get_state and put_state go straight to Redis.
+-- A script run outside a batch never begins the cache: get_states and put_state go straight to Redis.
 -- begin_states(last_key): from here on (until flush_states) reads and writes go through the cache.
--- get_state(key): the key's value (false when absent), as a call's only key (place 1).
+-- get_state(key): with the cache on (decide_held's read), the key's value (false when absent), as a
+-- call's only key (place 1).
 -- get_states(keys, m): the values of keys[1..m] (place i for keys[i]), those not held in one MGET;
 -- in a batch, in one table reused by every call: read it before the next call.
 -- put_state(key, value, px): the value to SET (its text, or held numbers), with PX px or, when px is
@@ -62,9 +63,7 @@ local function hold(key, value)
 end
 
 local function get_state(key)
-  local held = held_value
-  if not held then return redis.call('GET', key) end
-  local v = held[key]
+  local v = held_value[key]
   if v ~= nil then return v end
   v = redis.call('GET', key)
   if last_at[1] == key then hold(key, v) else last_at[1] = key end
@@ -112,7 +111,9 @@ end
 
 local function put_state(key, value, px)
   local held = held_value
-  if not held or held[key] == nil then return write_state(key, value, px) end
+  -- Outside a batch's cache a decision gives its state as text: no conversion to look for.
+  if not held then return set_state(key, value, px) end
+  if held[key] == nil then return write_state(key, value, px) end
   if held_px[key] == nil or px then held_px[key] = px end
   held[key] = value
 end
